@@ -1,0 +1,15 @@
+# Developer commands (DESIGN.md §7). All logic lives in scripts/; these targets only call it.
+.PHONY: run stop test install setup status
+
+run:      ## install what is missing, build+install, start cluster + edge, load the app, print dev.env
+	@scripts/run.sh
+stop:     ## stop what `make run` started (recorded pids); data is kept
+	@scripts/stop.sh
+test:     ## every suite: unit/pg_test, SQL regression, end-to-end, conformance
+	@scripts/test.sh
+install:  ## build the extension (release) and install it into the system PostgreSQL 15
+	@scripts/setup.sh && scripts/install.sh
+setup:    ## only install missing packages and tools
+	@scripts/setup.sh
+status:   ## is the dev cluster running?
+	@CHUMBO_CLUSTER=dev scripts/cluster.sh status

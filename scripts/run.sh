@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# `make run`: install what is missing, build+install the extension, (re)start the dev cluster and
+# the edge, load the example app (or, with CHUMBO_PROFILE=conformance, the conformance fixtures),
+# and write .chumbo/dev.env. Safe to run again: it stops what the last run started first.
+#
+# Hooks written by other parts of the project (each optional, skipped when absent):
+#   scripts/edge.sh start|stop|url   starts the edge in the background, records .chumbo/edge.pid,
+#                                    `url` prints the MCP URL; gets the variables of dev.env + CHUMBO_PORT
+#   scripts/mint-token.{sh,ts,py,mjs} USER   prints a dev access token for USER (alice, bob)
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+PROFILE="${CHUMBO_PROFILE:-app}"
+DB=chumbo_dev
+
+"$ROOT/scripts/setup.sh"
+"$ROOT/scripts/stop.sh"          # before install: never overwrite a .so a running server has loaded
+"$ROOT/scripts/install.sh"
+CHUMBO_CLUSTER=dev "$ROOT/scripts/cluster.sh" start
+"$ROOT/scripts/load-db.sh" "$DEV_PORT" "$DB" "$PROFILE" --edge
+
+export CHUMBO_PROFILE="$PROFILE"
+export DATABASE_URL="postgres://postgres@127.0.0.1:$DEV_PORT/$DB"
+export EDGE_DATABASE_URL="postgres://chumbo_edge:$(cat "$STATE/edge-password")@127.0.0.1:$DEV_PORT/$DB"
+MCP_URL= ALICE_TOKEN= BOB_TOKEN=
+
+write_env() {
+  cat > "$STATE/dev.env" <<ENV
+# Written by \`make run\` ($(date -u +%FT%TZ)). Load with: set -a; . .chumbo/dev.env; set +a
+# DATABASE_URL is an owner (superuser) connection to the dev database; try
+#   psql "\$DATABASE_URL" -c "select chumbo.handle('{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}')"
+CHUMBO_PROFILE=$PROFILE
+DATABASE_URL=$DATABASE_URL
+EDGE_DATABASE_URL=$EDGE_DATABASE_URL
+MCP_URL=$MCP_URL
+ALICE_TOKEN=$ALICE_TOKEN
+BOB_TOKEN=$BOB_TOKEN
+ENV
+}
+write_env                        # the edge and the token script may read it
+
+if [[ -x scripts/edge.sh ]]; then
+  scripts/edge.sh start
+  MCP_URL="$(scripts/edge.sh url)"
+else
+  warn "scripts/edge.sh not found: no HTTP endpoint; use DATABASE_URL and chumbo.handle() directly"
+fi
+
+# Dev tokens for the example app's two users (the conformance profile runs in public mode).
+mint="$(ls scripts/mint-token.* 2>/dev/null | head -n 1 || true)"
+if [[ -n "$mint" && "$PROFILE" == app ]]; then
+  case "$mint" in
+    *.ts)       mint_cmd=(deno run -A "$mint") ;;
+    *.py)       mint_cmd=("$( [[ -x $STATE/venv/bin/python ]] && echo "$STATE/venv/bin/python" || echo python3)" "$mint") ;;
+    *.mjs|*.js) mint_cmd=(node "$mint") ;;
+    *)          mint_cmd=(bash "$mint") ;;
+  esac
+  ALICE_TOKEN="$("${mint_cmd[@]}" alice)"
+  BOB_TOKEN="$("${mint_cmd[@]}" bob)"
+elif [[ "$PROFILE" == app ]]; then
+  warn "no scripts/mint-token.*: ALICE_TOKEN and BOB_TOKEN left empty"
+fi
+write_env
+
+log "ready (.chumbo/dev.env):"
+grep -v '^#' "$STATE/dev.env"

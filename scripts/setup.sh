@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Install whatever is missing on a fresh Debian 12 machine (run as root, as CI does).
+# Every step checks first and is skipped quickly when already done, so `make run`/`make test`
+# can call this every time.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+PGRX_VERSION=0.18.1
+APT_PACKAGES=(build-essential pkg-config libssl-dev libclang-dev clang   # cargo-pgrx, bindgen, ring
+              postgresql-15 postgresql-server-dev-15                      # server + headers/pg_regress
+              sudo                                                        # cargo pgrx test --runas
+              pgbouncer python3 python3-venv)
+
+# 1. Debian packages: only call apt when something is missing (apt-get update is slow).
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+# npm is needed to fetch the pinned Node/Deno below; Debian's nodejs/npm only as a fallback.
+command -v npm >/dev/null || missing+=(nodejs npm)
+if ((${#missing[@]})); then
+  log "apt-get install ${missing[*]}"
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# 2. cargo-pgrx, exactly the version the crate pins (pgrx = "=0.18.1").
+if [[ "$(cargo pgrx --version 2>/dev/null || true)" != "cargo-pgrx $PGRX_VERSION" ]]; then
+  log "cargo install cargo-pgrx $PGRX_VERSION (about 4 minutes on 2 cores)"
+  cargo install cargo-pgrx --version "$PGRX_VERSION" --locked
+fi
+
+# 3. Point pgrx at the system PostgreSQL 15 (writes only config.toml, downloads nothing).
+PGRX_CONF="${PGRX_HOME:-$HOME/.pgrx}/config.toml"
+if ! grep -qs '^pg15 *=' "$PGRX_CONF"; then
+  log "cargo pgrx init --pg15 $PG_CONFIG"
+  cargo pgrx init --pg15 "$PG_CONFIG"
+fi
+
+# 4. Node 22 and Deno, pinned in tools/package-lock.json, into tools/node_modules.
+if [[ "$(node --version 2>/dev/null)" != v22.23.5 || "$(deno --version 2>/dev/null | head -1)" != "deno 2.9.6"* ]]; then
+  log "npm ci in tools/ (Node 22.23.5, Deno 2.9.6)"
+  # Run npm with the system node: tools/ may hold a half-installed node right now.
+  (cd "$ROOT/tools" && PATH="${PATH#"$ROOT/tools/node_modules/.bin:"}" npm ci --no-audit --no-fund --loglevel=error)
+fi
+
+# 5. Python venv for the end-to-end tests, only if they declare requirements.
+REQ="$ROOT/tests/e2e/requirements.txt"
+if [[ -f "$REQ" ]]; then
+  VENV="$STATE/venv"
+  stamp="$(sha1sum < "$REQ" | cut -c1-40)"
+  if [[ "$(cat "$VENV/.requirements.sha1" 2>/dev/null)" != "$stamp" ]]; then
+    log "python venv $VENV from tests/e2e/requirements.txt"
+    [[ -x "$VENV/bin/python" ]] || python3 -m venv "$VENV"
+    "$VENV/bin/pip" install -q --disable-pip-version-check -r "$REQ"
+    echo "$stamp" > "$VENV/.requirements.sha1"
+  fi
+fi
+
+log "setup: everything present"

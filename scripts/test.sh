@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# `make test` (and CI): every test suite, in this order, then a summary; non-zero on any failure.
+#   1. cargo pgrx test   Rust unit tests + #[pg_test] (own temporary cluster as user postgres)
+#   2. cargo pgrx install --release   AFTER 1, which leaves a debug pg_test build installed
+#   3. a fresh test cluster on 127.0.0.1:$CHUMBO_TEST_PG_PORT (54339), stopped at the end
+#   4. tests/regress/run.sh   SQL regression (pg_regress)
+#   5. tests/e2e/run.sh, tests/conformance/run.sh   when present; they get PGHOST/PGPORT/PGUSER
+#      and TEST_DATABASE_URL (superuser, database postgres) for the test cluster, and can
+#      (re)create and load their own database with scripts/load-db.sh "$PGPORT" NAME [profile] --edge
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+
+passed=() failed=() skipped=()
+# stage NAME CMD...: run one suite, record the outcome, keep going.
+stage() {
+  local name="$1"; shift
+  log "[$name] $*"
+  local t0=$SECONDS
+  if "$@"; then passed+=("$name"); log "[$name] passed ($((SECONDS - t0))s)"
+  else failed+=("$name"); warn "[$name] FAILED ($((SECONDS - t0))s)"; fi
+}
+summary() {
+  echo
+  echo "================ make test summary ================"
+  for s in ${passed[@]+"${passed[@]}"};   do echo "  ok      $s"; done
+  for s in ${skipped[@]+"${skipped[@]}"}; do echo "  skipped $s"; done
+  for s in ${failed[@]+"${failed[@]}"};   do echo "  FAILED  $s"; done
+  echo "suites: ${#passed[@]} passed, ${#failed[@]} failed, ${#skipped[@]} skipped"
+}
+cleanup() { CHUMBO_CLUSTER=test "$ROOT/scripts/cluster.sh" stop || true; }
+trap cleanup EXIT
+
+"$ROOT/scripts/setup.sh"
+
+# 1. --runas needs a --pgdata that postgres can create directories in (target/ is root's).
+PGRX_PGDATA=/var/tmp/chumbo-pgrx-test
+mkdir -p "$PGRX_PGDATA" && chown postgres: "$PGRX_PGDATA"
+stage unit cargo pgrx test pg15 --runas postgres --pgdata "$PGRX_PGDATA"
+
+# 2. Without a working release install nothing below can run.
+stage install "$ROOT/scripts/install.sh"
+if [[ " ${failed[*]-} " == *" install "* ]]; then
+  skipped+=(regress e2e conformance); summary; exit 1
+fi
+
+# 3.
+CHUMBO_CLUSTER=test "$ROOT/scripts/cluster.sh" fresh
+export PGHOST=127.0.0.1 PGPORT="$TEST_PORT" PGUSER=postgres CHUMBO_TEST_PG_PORT="$TEST_PORT"
+export TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$TEST_PORT/postgres"
+export CHUMBO_VENV="$STATE/venv"
+
+# 4. and 5.
+stage regress "$ROOT/tests/regress/run.sh"
+for suite in e2e conformance; do
+  if [[ -f "tests/$suite/run.sh" ]]; then stage "$suite" bash "tests/$suite/run.sh"
+  else skipped+=("$suite"); fi
+done
+
+summary
+((${#failed[@]} == 0))

@@ -1,0 +1,260 @@
+// chumbo's HTTP edge: a Supabase Edge Function (Deno) in front of the chumbo extension.
+//
+// It is deliberately small and stateless. It terminates HTTP, serves OAuth protected-resource
+// metadata (RFC 9728), answers CORS preflights, rejects bad Origin/Host (403) and oversized
+// bodies (413), and forwards every POST as ONE SQL call, `select chumbo.http($1)`, over a small
+// connection pool. All protocol decisions (token verification, 401/403 challenges, JSON-RPC
+// errors, status codes) are made by the extension inside Postgres; the edge only frames the
+// answer: SSE when the database returned events (log/progress notifications), JSON otherwise.
+//
+// Configuration (environment):
+//   DATABASE_URL                  login role chumbo_edge (rights from `select chumbo.grant_edge('chumbo_edge')`)
+//   CHUMBO_PUBLIC_URL             the canonical MCP URL clients connect to (the token audience),
+//                                 e.g. https://<ref>.supabase.co/functions/v1/mcp
+//   CHUMBO_AUTHORIZATION_SERVERS  comma-separated issuer URLs (default: ${SUPABASE_URL}/auth/v1)
+//   CHUMBO_SCOPES_SUPPORTED       comma-separated scopes advertised in the metadata (optional)
+//   CHUMBO_RESOURCE_METADATA_URL  where 401 challenges point (default: the function-local
+//                                 ${CHUMBO_PUBLIC_URL}/.well-known/oauth-protected-resource,
+//                                 the one form that is reachable behind the Supabase gateway)
+//   CHUMBO_ALLOWED_HOSTS          comma-separated Host names (default: localhost, 127.0.0.1, [::1]
+//                                 and the host of CHUMBO_PUBLIC_URL; "*" disables the check)
+//   CHUMBO_ALLOWED_ORIGINS        comma-separated origins browsers may call from (default: any
+//                                 origin whose host is an allowed host; "*" allows every origin)
+//   CHUMBO_MAX_BODY_BYTES         request body limit (default 4 MiB)
+//   CHUMBO_MODE                   "direct" (default): SQL over DATABASE_URL.
+//                                 "postgrest": POST to ${SUPABASE_URL}/rest/v1/rpc/mcp with the
+//                                 caller's Authorization and SUPABASE_ANON_KEY as apikey
+//                                 (chumbo.mcp reads claims and headers from PostgREST's GUCs).
+//   CHUMBO_DB_POOL                pool size (default 8)
+//   CHUMBO_DB_PREPARE             "false" behind a transaction pooler without prepared-statement
+//                                 support (pgbouncer < 1.21); default true
+//   CHUMBO_LISTEN, CHUMBO_PORT    standalone only (scripts/edge.sh): comma-separated addresses to
+//                                 bind, port. Unset under the Supabase runtime, which owns the socket.
+import postgres from "postgres";
+
+const env = (name: string) => Deno.env.get(name)?.trim() || undefined;
+const list = (v?: string) => (v ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+
+const PORT = Number(env("CHUMBO_PORT") ?? 54321);
+const SUPABASE_URL = env("SUPABASE_URL")?.replace(/\/+$/, "");
+const PUBLIC_URL = (env("CHUMBO_PUBLIC_URL") ?? `http://localhost:${PORT}/functions/v1/mcp`).replace(/\/+$/, "");
+const PUBLIC = new URL(PUBLIC_URL);
+const PRM_URL = env("CHUMBO_RESOURCE_METADATA_URL") ?? `${PUBLIC_URL}/.well-known/oauth-protected-resource`;
+const AUTH_SERVERS = list(env("CHUMBO_AUTHORIZATION_SERVERS") ?? (SUPABASE_URL && `${SUPABASE_URL}/auth/v1`));
+const SCOPES = list(env("CHUMBO_SCOPES_SUPPORTED"));
+const ALLOWED_HOSTS = new Set(
+  list(env("CHUMBO_ALLOWED_HOSTS") ?? `localhost,127.0.0.1,[::1],${PUBLIC.hostname}`).map((h) => h.toLowerCase()),
+);
+const ALLOWED_ORIGINS = env("CHUMBO_ALLOWED_ORIGINS") ? new Set(list(env("CHUMBO_ALLOWED_ORIGINS"))) : null;
+const MAX_BODY = Number(env("CHUMBO_MAX_BODY_BYTES") ?? 4 * 1024 * 1024);
+const MODE = env("CHUMBO_MODE") ?? "direct";
+
+// The function answers at /functions/v1/mcp (local dev, the URL clients use) and at /mcp (what
+// the Supabase gateway hands the function after stripping /functions/v1).
+const MCP_PATHS = new Set([PUBLIC.pathname, "/functions/v1/mcp", "/mcp"]);
+const WELL_KNOWN = "/.well-known/oauth-protected-resource";
+const PRM_PATHS = new Set([WELL_KNOWN, ...[...MCP_PATHS].flatMap((p) => [WELL_KNOWN + p, p + WELL_KNOWN])]);
+
+const ALLOW_HEADERS = [
+  "authorization",
+  "content-type",
+  "accept",
+  "mcp-protocol-version",
+  "mcp-method",
+  "mcp-name",
+  "last-event-id",
+];
+const EXPOSE_HEADERS = "www-authenticate, mcp-protocol-version";
+
+const sql = MODE === "direct"
+  ? postgres(env("DATABASE_URL") ?? "", {
+    max: Number(env("CHUMBO_DB_POOL") ?? 8),
+    prepare: env("CHUMBO_DB_PREPARE") !== "false",
+    idle_timeout: 60,
+    connect_timeout: 10,
+    connection: { application_name: "chumbo-edge" },
+  })
+  : null;
+
+function json(status: number, body: unknown, headers: HeadersInit = {}) {
+  const h = new Headers(headers);
+  h.set("content-type", "application/json");
+  return new Response(JSON.stringify(body), { status, headers: h });
+}
+const rpcError = (status: number, message: string, code = -32000) =>
+  json(status, { jsonrpc: "2.0", id: null, error: { code, message } });
+
+function hostAllowed(req: Request): boolean {
+  if (ALLOWED_HOSTS.has("*")) return true;
+  const host = req.headers.get("host");
+  if (!host) return true; // HTTP/1.0 or an in-process call: nothing to rebind
+  try {
+    return ALLOWED_HOSTS.has(new URL(`http://${host}`).hostname.toLowerCase());
+  } catch {
+    return false;
+  }
+}
+
+function originAllowed(origin: string | null): boolean {
+  if (origin === null) return true; // not a browser: DNS rebinding needs one
+  if (origin === PUBLIC.origin) return true;
+  if (ALLOWED_ORIGINS) return ALLOWED_ORIGINS.has("*") || ALLOWED_ORIGINS.has(origin);
+  try {
+    return ALLOWED_HOSTS.has("*") || ALLOWED_HOSTS.has(new URL(origin).hostname.toLowerCase());
+  } catch {
+    return false; // "null" and other opaque origins
+  }
+}
+
+function cors(origin: string | null, h = new Headers()): Headers {
+  if (origin) {
+    h.set("access-control-allow-origin", origin);
+    h.append("vary", "origin");
+    h.set("access-control-expose-headers", EXPOSE_HEADERS);
+  }
+  return h;
+}
+
+function preflight(req: Request, origin: string | null): Response {
+  const asked = list(req.headers.get("access-control-request-headers") ?? "").map((s) => s.toLowerCase());
+  const h = cors(origin);
+  h.set("access-control-allow-methods", "POST, GET, DELETE, OPTIONS");
+  h.set(
+    "access-control-allow-headers",
+    asked.filter((a) => ALLOW_HEADERS.includes(a) || a.startsWith("mcp-param-")).join(", ") || ALLOW_HEADERS.join(", "),
+  );
+  h.set("access-control-max-age", "86400");
+  return new Response(null, { status: 204, headers: h });
+}
+
+function protectedResourceMetadata(): Response {
+  const meta: Record<string, unknown> = {
+    resource: PUBLIC_URL,
+    authorization_servers: AUTH_SERVERS,
+    bearer_methods_supported: ["header"],
+  };
+  if (SCOPES.length) meta.scopes_supported = SCOPES;
+  return json(200, meta, { "access-control-allow-origin": "*", "cache-control": "public, max-age=300" });
+}
+
+/** The body as text, or null when it is larger than the limit. */
+async function readBody(req: Request): Promise<string | null> {
+  if (Number(req.headers.get("content-length") ?? 0) > MAX_BODY) return null;
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of req.body ?? []) {
+    size += chunk.length;
+    if (size > MAX_BODY) return null;
+    chunks.push(chunk);
+  }
+  const all = new Uint8Array(size);
+  let at = 0;
+  for (const c of chunks) all.set(c, (at += c.length) - c.length);
+  return new TextDecoder().decode(all);
+}
+
+type HttpResult = { status: number; headers?: Record<string, string>; body?: unknown; events?: unknown[] };
+
+async function forwardDirect(req: Request, path: string, body: string): Promise<HttpResult> {
+  const headers: Record<string, string> = {};
+  req.headers.forEach((v, k) => (headers[k.toLowerCase()] = v)); // Headers already lowercases
+  delete headers["cookie"]; // never needed, keep it out of the database
+  const request = { method: req.method, path, headers, body, resource: PUBLIC_URL, resource_metadata: PRM_URL };
+  const [row] = await sql!`select chumbo.http(${JSON.stringify(request)}::jsonb) as r`;
+  return row.r as HttpResult;
+}
+
+// Supabase-hosted alternative: PostgREST runs chumbo.mcp(body) as the role from the caller's JWT.
+// No SSE framing in this mode (PostgREST returns only the function's value).
+async function forwardPostgrest(req: Request, body: string): Promise<HttpResult> {
+  const h = new Headers({
+    "content-type": "application/json",
+    accept: "application/json",
+    "content-profile": "chumbo",
+    prefer: "params=single-object",
+  });
+  const key = env("SUPABASE_ANON_KEY");
+  if (key) h.set("apikey", key);
+  req.headers.forEach((v, k) => {
+    if (k === "authorization" || k.startsWith("mcp-")) h.set(k, v);
+  });
+  const r = await fetch(`${SUPABASE_URL}/rest/v1/rpc/mcp`, { method: "POST", headers: h, body });
+  const text = await r.text();
+  const out: Record<string, string> = {};
+  for (const k of ["www-authenticate", "mcp-protocol-version"]) if (r.headers.has(k)) out[k] = r.headers.get(k)!;
+  if (r.status === 401 && !out["www-authenticate"]) out["www-authenticate"] = `Bearer resource_metadata="${PRM_URL}"`;
+  return { status: r.status, headers: out, body: text ? JSON.parse(text) : null };
+}
+
+function respond(result: HttpResult, origin: string | null): Response {
+  const h = cors(origin, new Headers(result.headers ?? {}));
+  if (result.events?.length) {
+    const frame = (m: unknown) => `event: message\ndata: ${JSON.stringify(m)}\n\n`;
+    h.set("content-type", "text/event-stream");
+    h.set("cache-control", "no-cache");
+    h.set("x-accel-buffering", "no");
+    const stream = result.events.map(frame).join("") + (result.body == null ? "" : frame(result.body));
+    return new Response(stream, { status: result.status, headers: h });
+  }
+  if (result.body == null) {
+    h.delete("content-type");
+    return new Response(null, { status: result.status, headers: h });
+  }
+  h.set("content-type", "application/json");
+  return new Response(JSON.stringify(result.body), { status: result.status, headers: h });
+}
+
+export async function handler(req: Request): Promise<Response> {
+  const url = new URL(req.url);
+  const path = url.pathname.replace(/\/+$/, "") || "/";
+
+  if (PRM_PATHS.has(path)) {
+    if (req.method === "GET" || req.method === "HEAD") return protectedResourceMetadata();
+    if (req.method === "OPTIONS") {
+      return new Response(null, {
+        status: 204,
+        headers: {
+          "access-control-allow-origin": "*",
+          "access-control-allow-methods": "GET, OPTIONS",
+          "access-control-allow-headers": "mcp-protocol-version",
+        },
+      });
+    }
+    return new Response(null, { status: 405, headers: { allow: "GET, OPTIONS" } });
+  }
+  if (!MCP_PATHS.has(path)) return json(404, { error: "not found" });
+
+  const origin = req.headers.get("origin");
+  if (!hostAllowed(req)) return rpcError(403, "Forbidden: Host not allowed");
+  if (!originAllowed(origin)) return rpcError(403, "Forbidden: Origin not allowed");
+  if (req.method === "OPTIONS") return preflight(req, origin);
+  // Stateless server: no standalone SSE stream (GET) and no session to end (DELETE).
+  if (req.method !== "POST") {
+    return new Response(null, { status: 405, headers: cors(origin, new Headers({ allow: "POST, OPTIONS" })) });
+  }
+
+  const body = await readBody(req);
+  if (body === null) return rpcError(413, `Request body larger than ${MAX_BODY} bytes`);
+  try {
+    const result = MODE === "postgrest" ? await forwardPostgrest(req, body) : await forwardDirect(req, path, body);
+    return respond(result, origin);
+  } catch (e) {
+    const trace = crypto.randomUUID();
+    console.error(`chumbo-edge ${trace}:`, e);
+    return rpcError(503, `Service unavailable (trace ${trace})`, -32603);
+  }
+}
+
+const listen = list(env("CHUMBO_LISTEN"));
+if (listen.length) {
+  for (const hostname of listen) {
+    Deno.serve({
+      hostname,
+      port: PORT,
+      onListen: ({ hostname, port }) =>
+        console.log(`chumbo edge listening on ${hostname}:${port}, MCP_URL=${PUBLIC_URL}`),
+    }, handler);
+  }
+} else {
+  Deno.serve(handler);
+}

@@ -31,19 +31,14 @@ else
   warn "supabase/compat/roles.sql missing: anon/authenticated/auth.uid() not created"
 fi
 
-# The example app's migrations create the extension themselves (as on Supabase); create it
-# here only when none of the files we load does, so a plain `create extension chumbo` in them
-# does not collide with ours.
-if ! cat "${existing[@]}" /dev/null | grep -qiE 'create +extension +(if +not +exists +)?"?chumbo'; then
-  q -c 'create extension if not exists chumbo'
-fi
+# Files may assume the extension exists (fixtures do); migrations must say "if not exists".
+q -c 'create extension if not exists chumbo'
 
 ((${#existing[@]})) || warn "no SQL to load for profile $PROFILE (${files[*]#$ROOT/})"
 for f in "${existing[@]}"; do
   log "load ${f#$ROOT/}"
   q -f "$f"
 done
-q -c 'create extension if not exists chumbo'   # grant_edge and configure below need it
 
 has_fn() { [[ "$(q -At -c "select count(*) from pg_proc p join pg_namespace n on n.oid = p.pronamespace where n.nspname = 'chumbo' and p.proname = '$1'")" != 0 ]]; }
 

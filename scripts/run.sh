@@ -4,9 +4,10 @@
 # and write .chumbo/dev.env. Safe to run again: it stops what the last run started first.
 #
 # Hooks written by other parts of the project (each optional, skipped when absent):
-#   scripts/edge.sh start|stop|url   starts the edge in the background, records .chumbo/edge.pid,
-#                                    `url` prints the MCP URL; gets the variables of dev.env + CHUMBO_PORT
-#   scripts/mint-token.{sh,ts,py,mjs} USER   prints a dev access token for USER (alice, bob)
+#   scripts/edge.sh start|stop       starts the edge in the background (pid in .chumbo/edge.pid) and
+#                                    prints MCP_URL=...; gets CHUMBO_EDGE_DATABASE_URL, CHUMBO_PORT, ...
+#   scripts/dev-auth.sh DATABASE_URL  makes the database trust the dev token key (app profile)
+#   scripts/mint-token.ts USER        prints a dev access token for USER (alice, bob), only that
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
@@ -40,25 +41,24 @@ ENV
 write_env                        # the edge and the token script may read it
 
 if [[ -x scripts/edge.sh ]]; then
-  scripts/edge.sh start
-  MCP_URL="$(scripts/edge.sh url)"
+  out="$(CHUMBO_EDGE_DATABASE_URL="$EDGE_DATABASE_URL" scripts/edge.sh start)"
+  MCP_URL="$(sed -n 's/^MCP_URL=//p' <<<"$out" | tail -n 1)"
 else
   warn "scripts/edge.sh not found: no HTTP endpoint; use DATABASE_URL and chumbo.handle() directly"
 fi
 
 # Dev tokens for the example app's two users (the conformance profile runs in public mode).
-mint="$(ls scripts/mint-token.* 2>/dev/null | head -n 1 || true)"
-if [[ -n "$mint" && "$PROFILE" == app ]]; then
-  case "$mint" in
-    *.ts)       mint_cmd=(deno run -A "$mint") ;;
-    *.py)       mint_cmd=("$( [[ -x $STATE/venv/bin/python ]] && echo "$STATE/venv/bin/python" || echo python3)" "$mint") ;;
-    *.mjs|*.js) mint_cmd=(node "$mint") ;;
-    *)          mint_cmd=(bash "$mint") ;;
-  esac
-  ALICE_TOKEN="$("${mint_cmd[@]}" alice)"
-  BOB_TOKEN="$("${mint_cmd[@]}" bob)"
-elif [[ "$PROFILE" == app ]]; then
-  warn "no scripts/mint-token.*: ALICE_TOKEN and BOB_TOKEN left empty"
+if [[ "$PROFILE" == app ]]; then
+  if [[ -x scripts/dev-auth.sh ]]; then
+    scripts/dev-auth.sh "$DATABASE_URL" || warn "scripts/dev-auth.sh failed: tokens will not be accepted"
+  fi
+  if [[ -f scripts/mint-token.ts ]]; then
+    export MCP_URL               # the tokens' audience must be the URL the edge serves
+    ALICE_TOKEN="$(deno run -A scripts/mint-token.ts alice)"
+    BOB_TOKEN="$(deno run -A scripts/mint-token.ts bob)"
+  else
+    warn "no scripts/mint-token.ts: ALICE_TOKEN and BOB_TOKEN left empty"
+  fi
 fi
 write_env
 

@@ -9,7 +9,7 @@ PGRX_VERSION=0.18.1
 APT_PACKAGES=(build-essential pkg-config libssl-dev libclang-dev clang   # cargo-pgrx, bindgen, ring
               postgresql-15 postgresql-server-dev-15                      # server + headers/pg_regress
               sudo                                                        # cargo pgrx test --runas
-              pgbouncer python3 python3-venv)
+              pgbouncer python3 python3-venv curl jq)   # curl, jq: edge scripts
 
 # 1. Debian packages: only call apt when something is missing (apt-get update is slow).
 missing=()

@@ -9,12 +9,13 @@ PGRX_VERSION=0.18.1
 APT_PACKAGES=(build-essential pkg-config libssl-dev libclang-dev clang   # cargo-pgrx, bindgen, ring
               postgresql-15 postgresql-server-dev-15                      # server + headers/pg_regress
               sudo                                                        # cargo pgrx test --runas
-              pgbouncer python3 python3-venv curl jq)   # curl, jq: edge scripts
+              pgbouncer python3 python3-venv                              # e2e tests
+              curl jq)                                                    # edge.sh, dev-auth.sh
 
 # 1. Debian packages: only call apt when something is missing (apt-get update is slow).
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  [[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" == "install ok installed" ]] || missing+=("$p")
 done
 # npm is needed to fetch the pinned Node/Deno below; Debian's nodejs/npm only as a fallback.
 command -v npm >/dev/null || missing+=(nodejs npm)

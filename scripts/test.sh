@@ -45,7 +45,9 @@ if [[ " ${failed[*]-} " == *" install "* ]]; then
 fi
 
 # 3.
-CHUMBO_CLUSTER=test "$ROOT/scripts/cluster.sh" fresh
+if ! CHUMBO_CLUSTER=test "$ROOT/scripts/cluster.sh" fresh; then
+  failed+=(test-cluster); skipped+=(regress e2e conformance); summary; exit 1
+fi
 export PGHOST=127.0.0.1 PGPORT="$TEST_PORT" PGUSER=postgres CHUMBO_TEST_PG_PORT="$TEST_PORT"
 export TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$TEST_PORT/postgres"
 export CHUMBO_VENV="$STATE/venv"

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# End-to-end tests with real MCP clients (TypeScript SDK 1.32.2, Python mcp 2.3.0) through the
+# edge against the test cluster: tests/e2e/run.sh   (PGPORT = the cluster, default 54339)
+#   1. (re)creates database chumbo_e2e with the example app, role chumbo_edge, dev bearer auth
+#   2. starts the edge on 127.0.0.1/::1:$E2E_PORT (default 54361), mints tokens
+#   3. node --test ts/clients.test.mjs, pytest py/, node --test ts/concurrency.test.mjs
+#   4. starts pgbouncer (transaction pooling, as user postgres, temp dir) and a second edge behind
+#      it, and runs the concurrency test again through it
+#   5. stops what it started
+set -euo pipefail
+HERE="$(cd "$(dirname "$0")" && pwd)"
+source "$HERE/../../scripts/lib.sh"
+
+PGPORT="${PGPORT:-$TEST_PORT}"
+DB=chumbo_e2e
+E2E_PORT="${E2E_PORT:-54361}"          # edge -> postgres
+PGB_PORT="${E2E_PGBOUNCER_PORT:-54362}" # pgbouncer
+PGB_EDGE_PORT="${E2E_PGB_EDGE_PORT:-54363}" # edge -> pgbouncer -> postgres
+VENV="${CHUMBO_VENV:-$STATE/venv}"
+PGB_DIR=""
+failed=()
+
+cleanup() {
+  CHUMBO_EDGE_ID=e2e-edge "$ROOT/scripts/edge.sh" stop || true
+  CHUMBO_EDGE_ID=e2e-edge-pgbouncer "$ROOT/scripts/edge.sh" stop || true
+  if [[ -n "$PGB_DIR" ]]; then
+    [[ -f "$PGB_DIR/pgbouncer.pid" ]] && kill "$(cat "$PGB_DIR/pgbouncer.pid")" 2>/dev/null || true
+    sleep 0.3
+    rm -rf "$PGB_DIR"
+  fi
+}
+trap cleanup EXIT
+
+suite() { # suite NAME CMD...: run one suite, remember a failure, go on
+  local name="$1"; shift
+  log "[e2e] $name"
+  "$@" || { failed+=("$name"); warn "[e2e] $name FAILED"; }
+}
+
+# Tools: Node packages from tests/e2e/package-lock.json; the Python venv from requirements.txt.
+if [[ "$(cat "$HERE/node_modules/.lock-sha1" 2>/dev/null)" != "$(sha1sum < "$HERE/package-lock.json")" ]]; then
+  log "npm ci in tests/e2e"
+  (cd "$HERE" && npm ci --no-audit --no-fund --loglevel=error && sha1sum < package-lock.json > node_modules/.lock-sha1)
+fi
+if ! "$VENV/bin/python" -c 'import mcp, pytest' 2>/dev/null; then
+  log "python venv $VENV"
+  [[ -x "$VENV/bin/python" ]] || python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q --disable-pip-version-check -r "$HERE/requirements.txt"
+fi
+
+# 1. Database.
+"$ROOT/scripts/load-db.sh" "$PGPORT" "$DB" app --edge
+EDGE_PW="$(cat "$STATE/edge-password")"
+"$ROOT/scripts/dev-auth.sh" "postgres://postgres@127.0.0.1:$PGPORT/$DB"
+
+# mint_env PORT: the variables the test files read, for the edge on PORT.
+mint_env() {
+  local url="http://localhost:$1/functions/v1/mcp" m=(deno run -A "$ROOT/scripts/mint-token.ts")
+  export MCP_URL="$url"
+  export ALICE_TOKEN="$(CHUMBO_PUBLIC_URL=$url "${m[@]}" alice)"
+  export BOB_TOKEN="$(CHUMBO_PUBLIC_URL=$url "${m[@]}" bob)"
+  export EXPIRED_TOKEN="$(CHUMBO_PUBLIC_URL=$url "${m[@]}" alice --expired)"
+  export FORGED_TOKEN="$(CHUMBO_PUBLIC_URL=$url "${m[@]}" alice --wrong-key)"
+  export WRONG_AUD_TOKEN="$(CHUMBO_PUBLIC_URL=$url "${m[@]}" alice --aud=https://other.example.com/mcp)"
+}
+
+# 2. Edge straight to Postgres.
+CHUMBO_EDGE_ID=e2e-edge CHUMBO_PORT="$E2E_PORT" CHUMBO_PUBLIC_URL= \
+  EDGE_DATABASE_URL="postgres://chumbo_edge:$EDGE_PW@127.0.0.1:$PGPORT/$DB" "$ROOT/scripts/edge.sh" start
+mint_env "$E2E_PORT"
+
+# 3.
+cd "$HERE"
+suite "typescript client" node --test --test-reporter=spec ts/clients.test.mjs
+suite "python client" "$VENV/bin/python" -m pytest -q -p no:cacheprovider py
+suite "concurrency (edge -> postgres)" env E2E_LABEL="edge -> postgres" node --test --test-reporter=spec ts/concurrency.test.mjs
+
+# 4. pgbouncer between a second edge and Postgres. pgbouncer 1.18 (Debian 12) has no
+#    prepared-statement support in transaction mode, so that edge uses unnamed statements.
+PGB_DIR="$(mktemp -d /var/tmp/chumbo-e2e-pgbouncer.XXXXXX)"
+printf '"chumbo_edge" "%s"\n' "$EDGE_PW" > "$PGB_DIR/userlist.txt"
+cat > "$PGB_DIR/pgbouncer.ini" <<INI
+[databases]
+$DB = host=127.0.0.1 port=$PGPORT dbname=$DB
+
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = $PGB_PORT
+unix_socket_dir =
+auth_type = scram-sha-256
+auth_file = $PGB_DIR/userlist.txt
+pool_mode = transaction
+; fewer server connections than edge connections: requests of both users share backends
+default_pool_size = 4
+max_client_conn = 200
+ignore_startup_parameters = extra_float_digits
+logfile = $PGB_DIR/pgbouncer.log
+pidfile = $PGB_DIR/pgbouncer.pid
+INI
+chown -R postgres: "$PGB_DIR"
+chmod 700 "$PGB_DIR"
+runuser -u postgres -- /usr/sbin/pgbouncer -d "$PGB_DIR/pgbouncer.ini"
+for _ in $(seq 50); do [[ -s "$PGB_DIR/pgbouncer.pid" ]] && break; sleep 0.1; done
+log "pgbouncer $(/usr/sbin/pgbouncer --version | head -1) on 127.0.0.1:$PGB_PORT (transaction pooling)"
+
+CHUMBO_EDGE_ID=e2e-edge-pgbouncer CHUMBO_PORT="$PGB_EDGE_PORT" CHUMBO_PUBLIC_URL= CHUMBO_DB_PREPARE=false CHUMBO_DB_POOL=16 \
+  EDGE_DATABASE_URL="postgres://chumbo_edge:$EDGE_PW@127.0.0.1:$PGB_PORT/$DB" "$ROOT/scripts/edge.sh" start
+mint_env "$PGB_EDGE_PORT"
+suite "concurrency (edge -> pgbouncer -> postgres)" env E2E_LABEL="edge -> pgbouncer (transaction) -> postgres" \
+  node --test --test-reporter=spec ts/concurrency.test.mjs
+
+if ((${#failed[@]})); then
+  warn "e2e: failed: ${failed[*]}"
+  for f in "$STATE/e2e-edge.log" "$STATE/e2e-edge-pgbouncer.log"; do
+    [[ -s "$f" ]] && { echo "--- $f (last 30 lines)"; tail -n 30 "$f"; } >&2
+  done
+  exit 1
+fi
+log "e2e: all suites passed"

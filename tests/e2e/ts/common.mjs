@@ -1,0 +1,48 @@
+// Shared setup for the TypeScript end-to-end tests: environment written by tests/e2e/run.sh and
+// a connect() helper around the official SDK client (@modelcontextprotocol/sdk 1.32.2).
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+
+function need(name) {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is not set (run the suite through tests/e2e/run.sh)`);
+  return v;
+}
+
+export const MCP_URL = need("MCP_URL");
+export const TOKENS = {
+  alice: need("ALICE_TOKEN"),
+  bob: need("BOB_TOKEN"),
+  carol: process.env.CAROL_TOKEN,
+  expired: need("EXPIRED_TOKEN"),
+  forged: need("FORGED_TOKEN"),
+  wrongAudience: process.env.WRONG_AUD_TOKEN,
+};
+
+// The example app's seed (supabase/seed.sql): every name of an organization carries its name.
+export const USERS = {
+  alice: { org: "Acme", other: "Globex", project: "a1000000-0000-4000-8000-000000000001", otherProject: "b1000000-0000-4000-8000-000000000001" },
+  bob: { org: "Globex", other: "Acme", project: "b1000000-0000-4000-8000-000000000001", otherProject: "a1000000-0000-4000-8000-000000000001" },
+};
+
+export async function connect(token, url = MCP_URL) {
+  const client = new Client({ name: "chumbo-e2e-ts", version: "1.0.0" });
+  const headers = token ? { Authorization: `Bearer ${token}` } : {};
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } }));
+  return client;
+}
+
+/** A plain POST to the MCP endpoint (for the HTTP-level checks the SDK hides). */
+export function post(body, { token, headers = {}, method = "POST" } = {}) {
+  return fetch(MCP_URL, {
+    method,
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2025-11-25",
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...headers,
+    },
+    body: method === "POST" ? (typeof body === "string" ? body : JSON.stringify(body)) : undefined,
+  });
+}

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Concurrency isolation test: Alice (Acme) and Bob (Globex) call the example app's capabilities
+# at the same time from separate sessions, and a third session alternates between them on one
+# backend (per-backend caches must be keyed by role and claims, not shared). Hundreds of calls
+# each; fails if any answer to one user contains the other organization's data, or if an answer
+# is missing the user's own data (so an all-errors run cannot pass).
+#
+# Needs a database with the example app loaded (compat/roles.sql, migrations, seed), e.g. the
+# one tests/regress/run.sh creates. Connection from the environment: PGHOST, PGPORT, PGDATABASE
+# (default chumbo_regress), PGUSER (default postgres; must be allowed to call chumbo.handle).
+# CALLS=N sets the calls per session (default 300).
+set -euo pipefail
+
+export PGHOST="${PGHOST:-127.0.0.1}" PGPORT="${PGPORT:-5432}" PGDATABASE="${PGDATABASE:-chumbo_regress}"
+export PGUSER="${PGUSER:-postgres}"
+CALLS="${CALLS:-300}"
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+
+ALICE='{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}'
+BOB='{"sub":"bbbbbbbb-0000-4000-8000-000000000002","role":"authenticated"}'
+
+# The requests a session cycles through (all read-only; every answer mentions the caller's org).
+REQUESTS=(
+  '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_projects","arguments":{}}}'
+  '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search_documents","arguments":{"query":"confidential","limit":50}}}'
+  '{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"app://orgs/mine"}}'
+  '{"jsonrpc":"2.0","id":4,"method":"prompts/get","params":{"name":"status_report","arguments":{"status":"active"}}}'
+  '{"jsonrpc":"2.0","id":5,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"summarize_project"},"argument":{"name":"project_id","value":""}}}'
+  '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"list_projects","arguments":{"status":"archived"}}}'
+)
+
+# check(claims, user): one SQL statement per call (own transaction) that prints ok/LEAK/MISSING.
+check_sql() {
+  local claims="$1" who="$2" body="$3" own bad
+  if [[ "$who" == alice ]]; then own="(Acme|a1000000-)"; bad="(Globex|b[0-2]000000-)"
+  else own="(Globex|b1000000-)"; bad="(Acme|a[0-2]000000-)"; fi
+  printf "select case when r ~ '%s' then 'LEAK %s ' || left(r, 300) when r !~ '%s' then 'MISSING %s ' || left(r, 300) else 'ok' end from (select chumbo.handle('%s'::jsonb, '%s'::jsonb)::text) x(r);\n" \
+    "$bad" "$who" "$own" "$who" "$body" "$claims"
+}
+
+gen() {  # gen <file> <mode: alice|bob|both>
+  local file="$1" mode="$2" i who claims body
+  : > "$file"
+  for ((i = 0; i < CALLS; i++)); do
+    body="${REQUESTS[$((i % ${#REQUESTS[@]}))]}"
+    case "$mode" in
+      alice) who=alice ;;
+      bob)   who=bob ;;
+      both)  if ((i % 2)); then who=bob; else who=alice; fi ;;
+    esac
+    if [[ "$who" == alice ]]; then claims="$ALICE"; else claims="$BOB"; fi
+    check_sql "$claims" "$who" "$body" >> "$file"
+  done
+}
+
+psql -X -q -v ON_ERROR_STOP=1 -c "select 1" >/dev/null || { echo "concurrency: cannot connect" >&2; exit 1; }
+
+gen "$WORK/alice.sql" alice
+gen "$WORK/bob.sql" bob
+gen "$WORK/both.sql" both
+
+pids=()
+for s in alice bob both; do
+  psql -X -q -A -t -v ON_ERROR_STOP=1 -f "$WORK/$s.sql" > "$WORK/$s.out" 2> "$WORK/$s.err" &
+  pids+=($!)
+done
+fail=0
+for i in "${!pids[@]}"; do
+  wait "${pids[$i]}" || fail=1
+done
+
+total=0
+for s in alice bob both; do
+  oks=$(grep -c '^ok$' "$WORK/$s.out" || true)
+  total=$((total + oks))
+  if [[ "$oks" -ne "$CALLS" ]]; then
+    fail=1
+    echo "concurrency: session $s: $oks of $CALLS answers ok" >&2
+    grep -v '^ok$' "$WORK/$s.out" | head -n 5 >&2 || true
+    head -n 5 "$WORK/$s.err" >&2 || true
+  fi
+done
+
+if [[ "$fail" -ne 0 ]]; then
+  echo "concurrency: FAILED" >&2
+  exit 1
+fi
+echo "concurrency: ok ($total calls in 3 concurrent sessions, no cross-organization data)"

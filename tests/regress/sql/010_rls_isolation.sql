@@ -1,0 +1,81 @@
+-- Alice (Acme) sees only Acme and Bob (Globex) only Globex, for every tool, resource, resource
+-- template, prompt and completion of the example app; Carol (no membership) sees nothing, anon
+-- sees no capability at all. Calls go through chumbo.handle(body, claims) as the trusted caller.
+begin;
+\set alice '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}'
+\set bob '{"sub":"bbbbbbbb-0000-4000-8000-000000000002","role":"authenticated"}'
+\set carol '{"sub":"cccccccc-0000-4000-8000-000000000003","role":"authenticated"}'
+create function pg_temp.rpc(claims jsonb, method text, params jsonb default '{}')
+  returns jsonb language sql
+  as $$ select chumbo.handle(jsonb_build_object('jsonrpc', '2.0', 'id', 1, 'method', method, 'params', params), claims) $$;
+create function pg_temp.tool(claims jsonb, name text, args jsonb default '{}')
+  returns jsonb language sql
+  as $$ select pg_temp.rpc(claims, 'tools/call', jsonb_build_object('name', name, 'arguments', args)) $$;
+-- capability lists: what each principal may use
+select p as who, jsonb_path_query_array(pg_temp.rpc(c, 'tools/list'), '$.result.tools[*].name') as tools
+  from (values ('alice', :'alice'::jsonb), ('bob', :'bob'), ('carol', :'carol'), ('anon', null)) v(p, c);
+select p as who, jsonb_path_query_array(pg_temp.rpc(c, 'resources/list'), '$.result.resources[*].uri') as resources,
+       jsonb_path_query_array(pg_temp.rpc(c, 'resources/templates/list'), '$.result.resourceTemplates[*].uriTemplate') as templates,
+       jsonb_path_query_array(pg_temp.rpc(c, 'prompts/list'), '$.result.prompts[*].name') as prompts
+  from (values ('alice', :'alice'::jsonb), ('bob', :'bob'), ('carol', :'carol'), ('anon', null)) v(p, c);
+-- tools
+select p as who, jsonb_path_query_array(pg_temp.tool(c, 'list_projects'), '$.result.structuredContent.rows[*].name') as projects
+  from (values ('alice', :'alice'::jsonb), ('bob', :'bob'), ('carol', :'carol')) v(p, c);
+select p as who, jsonb_path_query_array(pg_temp.tool(c, 'list_projects', '{"status":"archived"}'), '$.result.structuredContent.rows[*].name') as archived
+  from (values ('alice', :'alice'::jsonb), ('bob', :'bob'), ('carol', :'carol')) v(p, c);
+select p as who, jsonb_path_query_array(pg_temp.tool(c, 'search_documents', '{"query":"launch"}'), '$.result.structuredContent.rows[*].title') as launch_docs
+  from (values ('alice', :'alice'::jsonb), ('bob', :'bob'), ('carol', :'carol')) v(p, c);
+select p as who, jsonb_path_query_array(pg_temp.tool(c, 'search_documents', '{"query":"confidential","limit":50}'), '$.result.structuredContent.rows[*].title') as all_docs
+  from (values ('alice', :'alice'::jsonb), ('bob', :'bob'), ('carol', :'carol')) v(p, c);
+-- the other organization's name as a search term finds nothing
+select jsonb_path_query_array(pg_temp.tool(:'alice', 'search_documents', '{"query":"Globex"}'), '$.result.structuredContent.rows[*].title') as alice_globex,
+       jsonb_path_query_array(pg_temp.tool(:'bob', 'search_documents', '{"query":"Acme"}'), '$.result.structuredContent.rows[*].title') as bob_acme;
+-- anon: the tools are not there at all
+select pg_temp.tool(null, 'list_projects') -> 'error' -> 'code' as anon_list_projects;
+-- static resource
+select p as who, (pg_temp.rpc(c, 'resources/read', '{"uri":"app://orgs/mine"}') #>> '{result,contents,0,text}')::jsonb as my_orgs
+  from (values ('alice', :'alice'::jsonb), ('bob', :'bob'), ('carol', :'carol')) v(p, c);
+-- resource template: own project readable, the other organization's project is "not found"
+select p as who, u as uri,
+       (r #>> '{result,contents,0,text}')::jsonb -> 'name' as name,
+       jsonb_path_query_array(r, '$.result.contents[*].mimeType') as mime,
+       r -> 'error' -> 'code' as error
+  from (values ('alice', :'alice'::jsonb), ('bob', :'bob'), ('carol', :'carol')) v(p, c),
+       (values ('app://projects/a1000000-0000-4000-8000-000000000001'),
+               ('app://projects/b1000000-0000-4000-8000-000000000001')) w(u),
+       lateral (select pg_temp.rpc(c, 'resources/read', jsonb_build_object('uri', u))) x(r)
+  order by 1, 2;
+-- prompts
+select p as who, pid,
+       r #>> '{result,description}' as description,
+       jsonb_path_query_array(r, '$.result.messages[*].content.type') as content_types,
+       r -> 'error' -> 'code' as error
+  from (values ('alice', :'alice'::jsonb), ('bob', :'bob')) v(p, c),
+       (values ('a1000000-0000-4000-8000-000000000001'), ('b1000000-0000-4000-8000-000000000001')) w(pid),
+       lateral (select pg_temp.rpc(c, 'prompts/get', jsonb_build_object('name', 'summarize_project', 'arguments', jsonb_build_object('project_id', pid)))) x(r)
+  order by 1, 2;
+select p as who, pg_temp.rpc(c, 'prompts/get', '{"name":"status_report","arguments":{}}') #>> '{result,messages,0,content,text}' as report
+  from (values ('alice', :'alice'::jsonb), ('bob', :'bob'), ('carol', :'carol')) v(p, c);
+-- completions: project ids complete only to your own projects; the static list is the same for all
+select p as who, pg_temp.rpc(c, 'completion/complete', '{"ref":{"type":"ref/prompt","name":"summarize_project"},"argument":{"name":"project_id","value":""}}') #> '{result,completion,values}' as project_ids
+  from (values ('alice', :'alice'::jsonb), ('bob', :'bob'), ('carol', :'carol')) v(p, c);
+select pg_temp.rpc(:'bob', 'completion/complete', '{"ref":{"type":"ref/prompt","name":"summarize_project"},"argument":{"name":"project_id","value":"a1"}}') #> '{result,completion,values}' as bob_guessing_acme_ids;
+select pg_temp.rpc(:'alice', 'completion/complete', '{"ref":{"type":"ref/prompt","name":"status_report"},"argument":{"name":"status","value":""}}') #> '{result,completion,values}' as statuses,
+       pg_temp.rpc(:'alice', 'completion/complete', '{"ref":{"type":"ref/prompt","name":"status_report"},"argument":{"name":"status","value":"ar"}}') #> '{result,completion,values}' as statuses_ar;
+-- catch-all: no answer to Alice mentions Globex, no answer to Bob mentions Acme
+select who, method, params, strpos(r::text, other) = 0 as no_leak
+  from (values ('alice', :'alice'::jsonb, 'Globex'), ('bob', :'bob'::jsonb, 'Acme')) v(who, c, other),
+       (values ('tools/list', '{}'::jsonb),
+               ('tools/call', '{"name":"list_projects","arguments":{}}'),
+               ('tools/call', '{"name":"search_documents","arguments":{"query":"e","limit":50}}'),
+               ('resources/list', '{}'),
+               ('resources/read', '{"uri":"app://orgs/mine"}'),
+               ('resources/read', '{"uri":"app://projects/a1000000-0000-4000-8000-000000000001"}'),
+               ('resources/read', '{"uri":"app://projects/b1000000-0000-4000-8000-000000000001"}'),
+               ('prompts/get', '{"name":"summarize_project","arguments":{"project_id":"a1000000-0000-4000-8000-000000000002"}}'),
+               ('prompts/get', '{"name":"summarize_project","arguments":{"project_id":"b1000000-0000-4000-8000-000000000002"}}'),
+               ('prompts/get', '{"name":"status_report","arguments":{"status":"archived"}}'),
+               ('completion/complete', '{"ref":{"type":"ref/prompt","name":"summarize_project"},"argument":{"name":"project_id","value":""}}')) m(method, params),
+       lateral (select pg_temp.rpc(c, method, params)) x(r)
+  order by 1, 2, 3::text;
+rollback;

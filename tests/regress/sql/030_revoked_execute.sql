@@ -1,0 +1,32 @@
+-- Visibility follows EXECUTE: revoking it hides a tool from tools/list and makes tools/call
+-- answer -32602 (unknown tool), on the very next request; granting it back restores it.
+begin;
+\set alice '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}'
+create function pg_temp.rpc(claims jsonb, method text, params jsonb default '{}')
+  returns jsonb language sql
+  as $$ select chumbo.handle(jsonb_build_object('jsonrpc', '2.0', 'id', 3, 'method', method, 'params', params), claims) $$;
+select jsonb_path_query_array(pg_temp.rpc(:'alice', 'tools/list'), '$.result.tools[*].name') as before;
+revoke execute on function mcp.list_projects(text) from authenticated;
+select jsonb_path_query_array(pg_temp.rpc(:'alice', 'tools/list'), '$.result.tools[*].name') as after_revoke;
+select r -> 'id' as id, r -> 'error' -> 'code' as code, r ? 'result' as has_result
+  from pg_temp.rpc(:'alice', 'tools/call', '{"name":"list_projects","arguments":{}}') r;
+-- the same for a resource template and a prompt
+revoke execute on function mcp.project(uuid) from authenticated;
+revoke execute on function mcp.summarize_project(text) from authenticated;
+select jsonb_path_query_array(pg_temp.rpc(:'alice', 'resources/templates/list'), '$.result.resourceTemplates[*].uriTemplate') as templates,
+       jsonb_path_query_array(pg_temp.rpc(:'alice', 'prompts/list'), '$.result.prompts[*].name') as prompts;
+select pg_temp.rpc(:'alice', 'resources/read', '{"uri":"app://projects/a1000000-0000-4000-8000-000000000001"}') -> 'error' -> 'code' as read_code,
+       pg_temp.rpc(:'alice', 'prompts/get', '{"name":"summarize_project","arguments":{"project_id":"a1000000-0000-4000-8000-000000000001"}}') -> 'error' -> 'code' as prompt_code;
+-- doctor explains
+select name, kind, state from chumbo.doctor() where name in ('list_projects', 'project', 'summarize_project') order by name;
+-- granting to PUBLIC is enough too (authenticated is a member of PUBLIC)
+grant execute on function mcp.list_projects(text) to public;
+select jsonb_path_query_array(pg_temp.rpc(:'alice', 'tools/call', '{"name":"list_projects","arguments":{}}'), '$.result.structuredContent.rows[*].name') as via_public;
+-- and anon now sees it too, but RLS still gives anon nothing
+select jsonb_path_query_array(pg_temp.rpc(null, 'tools/list'), '$.result.tools[*].name') as anon_tools,
+       pg_temp.rpc(null, 'tools/call', '{"name":"list_projects","arguments":{}}') -> 'result' -> 'isError' as anon_is_error;
+revoke execute on function mcp.list_projects(text) from public;
+grant execute on function mcp.list_projects(text) to authenticated;
+select jsonb_path_query_array(pg_temp.rpc(:'alice', 'tools/list'), '$.result.tools[*].name') as after_grant;
+select jsonb_path_query_array(pg_temp.rpc(:'alice', 'tools/call', '{"name":"list_projects","arguments":{}}'), '$.result.structuredContent.rows[*].name') as rows;
+rollback;

@@ -1,0 +1,48 @@
+-- A SECURITY DEFINER function in mcp would run with its owner's rights (here a superuser's,
+-- bypassing RLS): it is not exposed unless its metadata says "privileged": true, and
+-- chumbo.doctor() says why.
+begin;
+\set alice '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}'
+create function pg_temp.rpc(claims jsonb, method text, params jsonb default '{}')
+  returns jsonb language sql
+  as $$ select chumbo.handle(jsonb_build_object('jsonrpc', '2.0', 'id', 5, 'method', method, 'params', params), claims) $$;
+create function mcp.all_projects_definer() returns setof text
+  language sql stable security definer set search_path = ''
+  as $$ select name from public.projects order by name $$;
+comment on function mcp.all_projects_definer() is 'Every project of every organization (runs as the owner).';
+grant execute on function mcp.all_projects_definer() to authenticated;
+-- as a resource and as a prompt too
+create function mcp.definer_resource() returns text
+  language sql stable security definer set search_path = ''
+  as $$ select string_agg(name, ', ' order by name) from public.projects $$;
+comment on function mcp.definer_resource() is 'x @mcp {"resource": "app://all-projects"}';
+grant execute on function mcp.definer_resource() to authenticated;
+create function mcp.definer_prompt() returns text
+  language sql stable security definer set search_path = ''
+  as $$ select string_agg(name, ', ' order by name) from public.projects $$;
+comment on function mcp.definer_prompt() is 'x @mcp {"prompt": true}';
+grant execute on function mcp.definer_prompt() to authenticated;
+select jsonb_path_query_array(pg_temp.rpc(:'alice', 'tools/list'), '$.result.tools[*].name') as tools,
+       jsonb_path_query_array(pg_temp.rpc(:'alice', 'resources/list'), '$.result.resources[*].uri') as resources,
+       jsonb_path_query_array(pg_temp.rpc(:'alice', 'prompts/list'), '$.result.prompts[*].name') as prompts;
+select r -> 'error' -> 'code' as code, strpos(r::text, 'Globex') = 0 as no_leak
+  from pg_temp.rpc(:'alice', 'tools/call', '{"name":"all_projects_definer","arguments":{}}') r;
+select r -> 'error' -> 'code' as code, strpos(r::text, 'Globex') = 0 as no_leak
+  from pg_temp.rpc(:'alice', 'resources/read', '{"uri":"app://all-projects"}') r;
+select r -> 'error' -> 'code' as code, strpos(r::text, 'Globex') = 0 as no_leak
+  from pg_temp.rpc(:'alice', 'prompts/get', '{"name":"definer_prompt"}') r;
+-- doctor: not exposed, and the reason names SECURITY DEFINER
+select name, kind, state, reasons::text ~* 'security definer' as reason_mentions_security_definer
+  from chumbo.doctor() where name like '%definer%' order by name;
+-- the app's own capabilities are all exposed
+select name, kind, state from chumbo.doctor()
+  where name not like '%definer%' order by name;
+-- explicit opt-in: a privileged capability is exposed (the owner takes responsibility)
+comment on function mcp.all_projects_definer() is 'Every project name. @mcp {"privileged": true}';
+select jsonb_path_query_array(pg_temp.rpc(:'alice', 'tools/call', '{"name":"all_projects_definer","arguments":{}}'), '$.result.structuredContent.rows') as privileged_rows;
+select name, state from chumbo.doctor() where name = 'all_projects_definer';
+-- SECURITY DEFINER via ALTER FUNCTION is noticed too
+alter function mcp.list_projects(text) security definer;
+select pg_temp.rpc(:'alice', 'tools/call', '{"name":"list_projects","arguments":{}}') -> 'error' -> 'code' as list_projects_definer_code;
+select name, state from chumbo.doctor() where name = 'list_projects';
+rollback;

@@ -11,6 +11,15 @@ create function pg_temp.rpc(claims jsonb, method text, params jsonb default '{}'
 create function pg_temp.tool(claims jsonb, name text, args jsonb default '{}')
   returns jsonb language sql
   as $$ select pg_temp.rpc(claims, 'tools/call', jsonb_build_object('name', name, 'arguments', args)) $$;
+-- identity: a capability runs as the claims' role, with the claims (and the legacy per-claim
+-- settings PostgREST also sets) visible to auth.uid()/auth.role()/auth.jwt()
+create function mcp.whoami() returns jsonb language sql stable
+  as $$ select jsonb_build_object('current_user', current_user, 'uid', auth.uid(), 'role', auth.role(),
+        'jwt_sub', auth.jwt() ->> 'sub', 'legacy_sub', nullif(current_setting('request.jwt.claim.sub', true), '')) $$;
+grant execute on function mcp.whoami() to anon, authenticated;
+select p as who, pg_temp.tool(c, 'whoami') -> 'result' -> 'structuredContent' as whoami
+  from (values ('alice', :'alice'::jsonb), ('bob', :'bob'), ('anon', null)) v(p, c);
+drop function mcp.whoami();
 -- capability lists: what each principal may use
 select p as who, jsonb_path_query_array(pg_temp.rpc(c, 'tools/list'), '$.result.tools[*].name') as tools
   from (values ('alice', :'alice'::jsonb), ('bob', :'bob'), ('carol', :'carol'), ('anon', null)) v(p, c);

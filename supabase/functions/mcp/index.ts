@@ -160,7 +160,8 @@ async function forwardDirect(req: Request, path: string, body: string): Promise<
   req.headers.forEach((v, k) => (headers[k.toLowerCase()] = v)); // Headers already lowercases
   delete headers["cookie"]; // never needed, keep it out of the database
   const request = { method: req.method, path, headers, body, resource: PUBLIC_URL, resource_metadata: PRM_URL };
-  const [row] = await sql!`select chumbo.http(${JSON.stringify(request)}::jsonb) as r`;
+  // sql.json: postgres.js serializes the object once (a JSON string would become a jsonb string).
+  const [row] = await sql!`select chumbo.http(${sql!.json(request)}::jsonb) as r`;
   return row.r as HttpResult;
 }
 
@@ -235,6 +236,8 @@ export async function handler(req: Request): Promise<Response> {
 
   const body = await readBody(req);
   if (body === null) return rpcError(413, `Request body larger than ${MAX_BODY} bytes`);
+  // jsonb cannot hold U+0000, and JSON text never contains a raw NUL: not JSON, answer as the server would.
+  if (body.includes("\0")) return rpcError(400, "Parse error", -32700);
   try {
     const result = MODE === "postgrest" ? await forwardPostgrest(req, body) : await forwardDirect(req, path, body);
     return respond(result, origin);

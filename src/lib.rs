@@ -1,15 +1,47 @@
+//! chumbo: PostgreSQL as an end-user-facing MCP server. Capabilities are SQL functions in schema
+//! `mcp`; every call runs as the calling user, so Row Level Security decides what each user sees.
+
 use pgrx::prelude::*;
+
+mod api;
+mod auth;
+mod content;
+mod doctor;
+mod events;
+mod execute;
+mod jsonrpc;
+mod metadata;
+mod protocol;
+mod registry;
+mod session;
+mod settings;
+mod types;
+mod uri_template;
+
 ::pgrx::pg_module_magic!();
 
-#[pg_extern]
-fn hello_chumbo() -> &'static str { "Hello, chumbo" }
+extension_sql_file!("../sql/bootstrap.sql", name = "bootstrap", bootstrap);
+extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);
 
-#[cfg(any(test, feature = "pg_test"))]
-#[pg_schema]
-mod tests {}
+/// Validates a settings object (used by chumbo.configure before it commits).
+#[pg_extern(name = "_check_settings")]
+fn check_settings(value: pgrx::JsonB) -> bool {
+    match settings::Settings::from_json(value.0) {
+        Ok(_) => true,
+        Err(e) => error!("{e}"),
+    }
+}
+
+/// The effective settings (defaults merged with chumbo.settings), secrets redacted.
+#[pg_extern]
+fn settings_effective() -> pgrx::JsonB {
+    pgrx::JsonB(registry::current().settings.redacted())
+}
 
 #[cfg(test)]
 pub mod pg_test {
     pub fn setup(_options: Vec<&str>) {}
-    pub fn postgresql_conf_options() -> Vec<&'static str> { vec![] }
+    pub fn postgresql_conf_options() -> Vec<&'static str> {
+        vec![]
+    }
 }

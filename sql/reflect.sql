@@ -1,0 +1,30 @@
+-- Every function in schema mcp with what the registry needs, as one jsonb array.
+-- Run as the extension owner by src/registry.rs whenever chumbo.schema_version moved.
+select coalesce(jsonb_agg(jsonb_build_object(
+    'oid', p.oid::int8,
+    'name', p.proname,
+    'identity', p.oid::regprocedure::text,
+    'comment', obj_description(p.oid, 'pg_proc'),
+    'prokind', p.prokind,
+    'security_definer', p.prosecdef,
+    'volatility', p.provolatile,
+    'returns_set', p.proretset,
+    'return_type', chumbo._type_info(p.prorettype),
+    'variadic', p.provariadic <> 0,
+    'n_defaults', p.pronargdefaults,
+    'args', coalesce((
+        select jsonb_agg(jsonb_build_object(
+            'name', a.name,
+            'mode', coalesce(a.mode, 'i'),
+            'type', chumbo._type_info(a.type)
+        ) order by a.ord)
+        from unnest(
+            coalesce(p.proallargtypes, p.proargtypes::oid[]),
+            p.proargmodes,
+            p.proargnames
+        ) with ordinality as a(type, mode, name, ord)
+    ), '[]'::jsonb)
+) order by p.proname, p.oid), '[]'::jsonb)
+from pg_proc p
+join pg_namespace n on n.oid = p.pronamespace
+where n.nspname = 'mcp'

@@ -1,0 +1,496 @@
+//! The SQL entry points: `chumbo.handle`, `chumbo.http`, `chumbo.mcp`. None of them raises for a
+//! protocol-level problem; each answers in JSON-RPC shape.
+
+use crate::auth::{self, AuthError};
+use crate::events;
+use crate::jsonrpc::{self, Message, RpcError, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR};
+use crate::protocol::{self, Context, LEGACY_VERSIONS};
+use crate::registry::{self, Caller, Registry};
+use crate::session;
+use crate::settings::AuthMode;
+use pgrx::prelude::*;
+use pgrx::{pg_sys, JsonB};
+use serde_json::{json, Map, Value};
+
+/// A jsonb argument received as its text, parsed by us: a body too deep for serde must become a
+/// JSON-RPC error, not an ERROR raised while converting the argument.
+pub struct JsonbText(pub String);
+
+impl pgrx::FromDatum for JsonbText {
+    unsafe fn from_polymorphic_datum(
+        datum: pg_sys::Datum,
+        is_null: bool,
+        _: pg_sys::Oid,
+    ) -> Option<Self> {
+        if is_null {
+            return None;
+        }
+        let text =
+            pgrx::direct_function_call::<&core::ffi::CStr>(pg_sys::jsonb_out, &[Some(datum)])?;
+        Some(JsonbText(text.to_string_lossy().into_owned()))
+    }
+}
+impl_sql_translatable!(JsonbText, arg_only = "jsonb");
+
+unsafe impl<'fcx> pgrx::callconv::ArgAbi<'fcx> for JsonbText {
+    unsafe fn unbox_arg_unchecked(arg: pgrx::callconv::Arg<'_, 'fcx>) -> Self {
+        let index = arg.index();
+        unsafe {
+            arg.unbox_arg_using_from_datum()
+                .unwrap_or_else(|| panic!("argument {index} must not be null"))
+        }
+    }
+
+    unsafe fn unbox_nullable_arg(
+        arg: pgrx::callconv::Arg<'_, 'fcx>,
+    ) -> pgrx::nullable::Nullable<Self> {
+        unsafe { arg.unbox_arg_using_from_datum().into() }
+    }
+}
+
+/// The answer to one HTTP-shaped or SQL-shaped request before framing.
+pub struct Answer {
+    pub status: u16,
+    pub headers: Map<String, Value>,
+    pub body: Option<Value>,
+    pub events: Vec<Value>,
+}
+
+fn answer(status: u16, body: Option<Value>) -> Answer {
+    Answer {
+        status,
+        headers: Map::new(),
+        body,
+        events: vec![],
+    }
+}
+
+/// Processes one parsed message for `caller`. Returns the response (None for notifications and
+/// client responses) and the scopes the caller lacked, if that is why it failed.
+fn process_message(
+    registry: &Registry,
+    caller: &Caller,
+    msg: &Value,
+    version: &str,
+) -> (Option<Value>, Vec<String>) {
+    let (id, method, params) = match jsonrpc::parse(msg) {
+        Err((id, e)) => return (Some(jsonrpc::error(&id, &e)), vec![]),
+        Ok(Message::Notification | Message::ClientResponse) => return (None, vec![]),
+        Ok(Message::Request { id, method, params }) => (id, method, params),
+    };
+    let progress = params
+        .get("_meta")
+        .and_then(|m| m.get("progressToken"))
+        .cloned();
+    events::begin(progress);
+    let ctx = Context {
+        registry,
+        caller,
+        version,
+    };
+    // Anything unexpected (a bug, a catalog hiccup) must still be answered, and must not leave
+    // half-done work behind: hence the subtransaction around the whole method.
+    let outcome = session::in_subtransaction(|| protocol::dispatch(&ctx, &method, &params));
+    match outcome {
+        Ok(Ok(result)) => (Some(jsonrpc::result(&id, result)), vec![]),
+        Ok(Err(f)) => (Some(jsonrpc::error(&id, &f.error)), f.missing_scopes),
+        Err(e) => {
+            let trace = session::trace_id();
+            pgrx::ereport!(
+                PgLogLevel::LOG_SERVER_ONLY,
+                PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
+                format!(
+                    "chumbo trace {trace}: {method} failed with {}: {}",
+                    e.sqlstate, e.message
+                )
+            );
+            let err = RpcError::new(INTERNAL_ERROR, format!("Internal error (trace id {trace})"));
+            (Some(jsonrpc::error(&id, &err)), vec![])
+        }
+    }
+}
+
+/// The caller a set of verified claims stands for, or why it may not call anything.
+fn caller_from(registry: &Registry, claims: Option<Value>) -> Result<Caller, String> {
+    let claims = claims.unwrap_or_else(|| json!({"role": "anon"}));
+    let role = claims
+        .get("role")
+        .and_then(Value::as_str)
+        .unwrap_or("anon")
+        .to_string();
+    let role_oid = session::check_role(&role, &registry.settings.allowed_roles)?;
+    Ok(Caller {
+        scopes: registry::scopes_of(&claims),
+        role,
+        role_oid,
+        claims,
+    })
+}
+
+fn parse_body(text: &str) -> Result<Value, RpcError> {
+    serde_json::from_str(text).map_err(|e| {
+        if e.is_syntax() || e.is_eof() {
+            RpcError::new(PARSE_ERROR, "Parse error: the body is not valid JSON")
+        } else {
+            RpcError::new(INVALID_REQUEST, format!("Invalid Request: {e}"))
+        }
+    })
+}
+
+/// `chumbo.handle(body, claims)`: one JSON-RPC message for already-verified claims.
+#[pg_extern(name = "handle")]
+fn handle(body: Option<JsonbText>, claims: default!(Option<JsonB>, "NULL")) -> Option<JsonB> {
+    let msg = match body.map(|b| parse_body(&b.0)) {
+        Some(Ok(v)) => v,
+        Some(Err(e)) => return Some(JsonB(jsonrpc::error(&Value::Null, &e))),
+        None => {
+            return Some(JsonB(jsonrpc::error(
+                &Value::Null,
+                &RpcError::new(INVALID_REQUEST, "Invalid Request: the body is null"),
+            )))
+        }
+    };
+    if msg.is_array() {
+        let e = RpcError::new(INVALID_REQUEST, "Invalid Request: chumbo.handle takes one message; batches go through chumbo.http (MCP 2025-03-26 only)");
+        return Some(JsonB(jsonrpc::error(&Value::Null, &e)));
+    }
+    let registry = registry::current();
+    let caller = match caller_from(&registry, claims.map(|c| c.0)) {
+        Ok(c) => c,
+        Err(m) => {
+            let id = msg
+                .get("id")
+                .cloned()
+                .filter(|i| i.is_string() || i.is_i64() || i.is_u64())
+                .unwrap_or(Value::Null);
+            return Some(JsonB(jsonrpc::error(
+                &id,
+                &RpcError::new(INVALID_REQUEST, format!("Invalid Request: {m}")),
+            )));
+        }
+    };
+    let (response, _) = process_message(&registry, &caller, &msg, LEGACY_VERSIONS[0]);
+    events::take();
+    response.map(JsonB)
+}
+
+fn header<'a>(headers: &'a Map<String, Value>, name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(name))
+        .and_then(|(_, v)| v.as_str())
+}
+
+fn challenge(
+    resource_metadata: Option<&str>,
+    error: Option<(&str, &str)>,
+    scopes: &[String],
+) -> String {
+    let mut parts = vec![];
+    if let Some((code, description)) = error {
+        parts.push(format!("error=\"{code}\""));
+        parts.push(format!(
+            "error_description=\"{}\"",
+            description.replace('"', "'")
+        ));
+    }
+    if !scopes.is_empty() {
+        parts.push(format!("scope=\"{}\"", scopes.join(" ")));
+    }
+    if let Some(url) = resource_metadata {
+        parts.push(format!("resource_metadata=\"{url}\""));
+    }
+    if parts.is_empty() {
+        "Bearer".into()
+    } else {
+        format!("Bearer {}", parts.join(", "))
+    }
+}
+
+fn error_answer(status: u16, id: &Value, code: i64, message: &str) -> Answer {
+    answer(
+        status,
+        Some(jsonrpc::error(id, &RpcError::new(code, message))),
+    )
+}
+
+/// The HTTP-shaped processing shared by `chumbo.http` and `chumbo.mcp`. `claims` is Some when an
+/// outer layer (PostgREST) already verified the token.
+pub fn process_http(request: &Value, verified_claims: Option<Value>) -> Answer {
+    let empty = Map::new();
+    let headers = request
+        .get("headers")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    let method = request
+        .get("method")
+        .and_then(Value::as_str)
+        .unwrap_or("POST")
+        .to_ascii_uppercase();
+    if method != "POST" {
+        let mut a = answer(405, None);
+        a.headers.insert("allow".into(), json!("POST"));
+        return a;
+    }
+    let registry = registry::current();
+    let settings = &registry.settings;
+    let resource = request.get("resource").and_then(Value::as_str);
+    let resource_metadata = request.get("resource_metadata").and_then(Value::as_str);
+
+    let body_text = match request.get("body") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Null) | None => String::new(),
+        Some(other) => other.to_string(),
+    };
+    if body_text.len() > settings.max_body_bytes {
+        return error_answer(
+            413,
+            &Value::Null,
+            INVALID_REQUEST,
+            "Invalid Request: the body is too large",
+        );
+    }
+
+    // Authenticate before parsing, so unauthenticated callers learn nothing about the server.
+    let claims = match (verified_claims, &settings.auth_mode) {
+        (Some(c), _) => c,
+        (None, AuthMode::Public) => json!({"role": "anon"}),
+        (None, AuthMode::ApiKey) => {
+            let mut a = error_answer(
+                401,
+                &Value::Null,
+                INVALID_REQUEST,
+                "API keys are not supported yet",
+            );
+            a.headers.insert(
+                "www-authenticate".into(),
+                json!(challenge(resource_metadata, None, &[])),
+            );
+            return a;
+        }
+        (None, AuthMode::Bearer | AuthMode::Oauth) => {
+            let token = header(headers, "authorization")
+                .and_then(|h| {
+                    h.strip_prefix("Bearer ")
+                        .or_else(|| h.strip_prefix("bearer "))
+                })
+                .map(str::trim);
+            let verified = match token {
+                None | Some("") => Err(AuthError::Missing),
+                Some(t) => auth::verify(t, settings, resource),
+            };
+            match verified {
+                Ok(c) => c,
+                Err(e) => {
+                    let (error, message) = match &e {
+                        AuthError::Missing => (None, "Authorization required".to_string()),
+                        AuthError::Invalid(m) => (
+                            Some(("invalid_token", m.as_str())),
+                            format!("Invalid token: {m}"),
+                        ),
+                    };
+                    let mut a = error_answer(401, &Value::Null, INVALID_REQUEST, &message);
+                    a.headers.insert(
+                        "www-authenticate".into(),
+                        json!(challenge(resource_metadata, error, &[])),
+                    );
+                    return a;
+                }
+            }
+        }
+    };
+
+    let msg = match parse_body(&body_text) {
+        Ok(v) => v,
+        Err(e) => return answer(400, Some(jsonrpc::error(&Value::Null, &e))),
+    };
+    let header_version = header(headers, "mcp-protocol-version").map(str::trim);
+    if let Some(v) = header_version {
+        if !LEGACY_VERSIONS.contains(&v) {
+            let m = format!(
+                "Bad Request: unsupported protocol version {v} (supported: {})",
+                LEGACY_VERSIONS.join(", ")
+            );
+            return error_answer(400, &Value::Null, INVALID_REQUEST, &m);
+        }
+    }
+    // Without the header the spec says to assume 2025-03-26.
+    let version = header_version.unwrap_or("2025-03-26");
+
+    let caller = match caller_from(&registry, Some(claims)) {
+        Ok(c) => c,
+        Err(m) => {
+            return error_answer(
+                403,
+                &Value::Null,
+                INVALID_REQUEST,
+                &format!("Forbidden: {m}"),
+            )
+        }
+    };
+
+    let messages: Vec<&Value> = match &msg {
+        Value::Array(items) => {
+            if version != "2025-03-26" {
+                return error_answer(
+                    400,
+                    &Value::Null,
+                    INVALID_REQUEST,
+                    "Invalid Request: batches are only allowed in MCP 2025-03-26",
+                );
+            }
+            if items.is_empty() {
+                return error_answer(
+                    400,
+                    &Value::Null,
+                    INVALID_REQUEST,
+                    "Invalid Request: empty batch",
+                );
+            }
+            items.iter().collect()
+        }
+        single => vec![single],
+    };
+    let is_modern = |m: &Value| {
+        m.pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion")
+            .is_some()
+    };
+    if messages.iter().any(|m| is_modern(m)) {
+        // MCP 2026-07-28 is not served yet: answer like a legacy-only server so dual-era clients
+        // fall back to initialize (never with a modern error code).
+        let id = msg.get("id").cloned().unwrap_or(Value::Null);
+        return error_answer(400, &id, INVALID_REQUEST, "Invalid Request: this server speaks MCP 2024-11-05 to 2025-11-25; start with initialize");
+    }
+
+    let mut responses = vec![];
+    let mut all_events = vec![];
+    let mut missing_scopes = vec![];
+    for m in &messages {
+        if msg.is_array() && m.get("method").and_then(Value::as_str) == Some("initialize") {
+            let id = m.get("id").cloned().unwrap_or(Value::Null);
+            responses.push(jsonrpc::error(
+                &id,
+                &RpcError::new(
+                    INVALID_REQUEST,
+                    "Invalid Request: initialize must not be part of a batch",
+                ),
+            ));
+            continue;
+        }
+        let (response, scopes) = process_message(&registry, &caller, m, version);
+        all_events.extend(events::take());
+        if let Some(r) = response {
+            responses.push(r);
+        }
+        if !scopes.is_empty() {
+            missing_scopes = scopes;
+        }
+    }
+    if !missing_scopes.is_empty() && !msg.is_array() {
+        let needed = missing_scopes.join(" ");
+        let mut a = answer(403, responses.pop());
+        a.headers.insert(
+            "www-authenticate".into(),
+            json!(challenge(
+                resource_metadata,
+                Some(("insufficient_scope", &format!("requires scopes: {needed}"))),
+                &missing_scopes
+            )),
+        );
+        return a;
+    }
+    let body = match (msg.is_array(), responses.len()) {
+        (_, 0) => return answer(202, None),
+        (true, _) => Value::Array(responses),
+        (false, _) => responses.pop().unwrap_or(Value::Null),
+    };
+    // Envelope errors are the transport's business (400); method errors ride a 200.
+    let status = match body.pointer("/error/code").and_then(Value::as_i64) {
+        Some(PARSE_ERROR | INVALID_REQUEST) => 400,
+        _ => 200,
+    };
+    let mut a = answer(status, Some(body));
+    a.events = all_events;
+    a
+}
+
+fn answer_json(a: Answer) -> Value {
+    let mut headers = a.headers;
+    if a.body.is_some() {
+        headers
+            .entry("content-type")
+            .or_insert(json!("application/json"));
+    }
+    json!({"status": a.status, "headers": headers, "body": a.body, "events": a.events})
+}
+
+/// `chumbo.http(request)`: an HTTP request as JSON in, the HTTP response as JSON out.
+#[pg_extern(name = "http")]
+fn http(request: Option<JsonbText>) -> JsonB {
+    let request = match request.map(|r| serde_json::from_str::<Value>(&r.0)) {
+        Some(Ok(v @ Value::Object(_))) => v,
+        _ => {
+            return JsonB(answer_json(error_answer(
+                400,
+                &Value::Null,
+                INVALID_REQUEST,
+                "Invalid Request: chumbo.http expects {method, path, headers, body}",
+            )))
+        }
+    };
+    JsonB(answer_json(process_http(&request, None)))
+}
+
+fn current_setting(name: &str) -> Option<String> {
+    Spi::get_one_with_args::<String>(
+        "select pg_catalog.current_setting($1, true)",
+        &[name.into()],
+    )
+    .ok()
+    .flatten()
+    .filter(|s| !s.is_empty())
+}
+
+fn set_local(name: &str, value: &str) {
+    let _ = Spi::run_with_args(
+        "select pg_catalog.set_config($1, $2, true)",
+        &[name.into(), value.into()],
+    );
+}
+
+/// `chumbo.mcp(body)`: the PostgREST RPC entry (`POST /rest/v1/rpc/mcp`). PostgREST has already
+/// verified the JWT, switched to its role and set `request.jwt.claims` and `request.headers`; the
+/// HTTP status and headers go back through `response.status` and `response.headers`.
+#[pg_extern(name = "mcp")]
+fn mcp(body: Option<JsonbText>) -> Option<JsonB> {
+    let claims =
+        current_setting("request.jwt.claims").and_then(|c| serde_json::from_str::<Value>(&c).ok());
+    let mut claims = claims.unwrap_or_else(|| json!({}));
+    // PostgREST runs the function as the role it switched to: that is the caller's role.
+    let role = Spi::get_one::<String>("select current_user::text")
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    claims["role"] = json!(role);
+    let headers = current_setting("request.headers")
+        .and_then(|h| serde_json::from_str::<Value>(&h).ok())
+        .unwrap_or(json!({}));
+    let body_text = body.map(|b| b.0).unwrap_or_default();
+    let request = json!({"method": "POST", "headers": headers, "body": body_text});
+    let is_anon = role == "anon";
+    let public = matches!(registry::current().settings.auth_mode, AuthMode::Public);
+    let a = if is_anon && !public {
+        let mut a = error_answer(401, &Value::Null, INVALID_REQUEST, "Authorization required");
+        a.headers
+            .insert("www-authenticate".into(), json!(challenge(None, None, &[])));
+        a
+    } else {
+        process_http(&request, Some(claims))
+    };
+    set_local("response.status", &a.status.to_string());
+    if !a.headers.is_empty() {
+        let list: Vec<Value> = a.headers.iter().map(|(k, v)| json!({ k: v })).collect();
+        set_local("response.headers", &Value::Array(list).to_string());
+    }
+    a.body.map(JsonB)
+}

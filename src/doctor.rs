@@ -1,0 +1,81 @@
+//! `chumbo.doctor()`: every function in schema mcp, whether it is exposed, to whom, and why not.
+
+use crate::registry;
+use crate::session;
+use pgrx::prelude::*;
+use pgrx::JsonB;
+
+#[pg_extern]
+fn doctor() -> TableIterator<
+    'static,
+    (
+        name!(function, String),
+        name!(kind, String),
+        name!(state, String),
+        name!(exposed_to, Vec<String>),
+        name!(reasons, Vec<String>),
+    ),
+> {
+    let registry = registry::current();
+    let mut rows = vec![];
+    if let Some(e) = &registry.settings_error {
+        rows.push((
+            "chumbo.settings".to_string(),
+            "settings".to_string(),
+            "error".to_string(),
+            vec![],
+            vec![e.clone()],
+        ));
+    }
+    for entry in &registry.entries {
+        let mut reasons = entry.problems.clone();
+        reasons.extend(entry.warnings.iter().cloned());
+        let (state, exposed_to) = if !entry.problems.is_empty() {
+            ("hidden".to_string(), vec![])
+        } else {
+            let roles: Vec<String> = registry
+                .settings
+                .allowed_roles
+                .iter()
+                .filter(|r| {
+                    Spi::get_one_with_args::<pgrx::pg_sys::Oid>(
+                        "select oid from pg_catalog.pg_roles where rolname = $1",
+                        &[r.as_str().into()],
+                    )
+                    .ok()
+                    .flatten()
+                    .is_some_and(|oid| session::can_execute(entry.oid, oid))
+                })
+                .cloned()
+                .collect();
+            if roles.is_empty() {
+                reasons.push(format!(
+                    "no allowed role ({}) has EXECUTE on it",
+                    registry.settings.allowed_roles.join(", ")
+                ));
+                ("hidden".to_string(), roles)
+            } else {
+                if let Some(c) = registry.find(&entry.name, entry.kind) {
+                    if !c.meta.scopes.is_empty() {
+                        reasons.push(format!("needs scopes: {}", c.meta.scopes.join(" ")));
+                    }
+                }
+                ("exposed".to_string(), roles)
+            }
+        };
+        rows.push((
+            entry.identity.clone(),
+            entry.kind.as_str().to_string(),
+            state,
+            exposed_to,
+            reasons,
+        ));
+    }
+    TableIterator::new(rows)
+}
+
+/// The JSON Schema of `@mcp {…}` metadata, generated from the Rust types the registry parses with.
+#[pg_extern(immutable)]
+fn metadata_schema() -> JsonB {
+    JsonB(crate::metadata::schema())
+}

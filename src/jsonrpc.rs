@@ -1,0 +1,184 @@
+//! JSON-RPC 2.0 envelopes: validating what arrives, shaping what leaves.
+
+use serde_json::{json, Map, Value};
+
+pub const PARSE_ERROR: i64 = -32700;
+pub const INVALID_REQUEST: i64 = -32600;
+pub const METHOD_NOT_FOUND: i64 = -32601;
+pub const INVALID_PARAMS: i64 = -32602;
+pub const INTERNAL_ERROR: i64 = -32603;
+/// Resource not found (MCP ≤ 2025-11-25).
+pub const RESOURCE_NOT_FOUND: i64 = -32002;
+
+/// A protocol-level failure: becomes the `error` member of a response.
+#[derive(Debug, Clone)]
+pub struct RpcError {
+    pub code: i64,
+    pub message: String,
+    pub data: Option<Value>,
+}
+
+impl RpcError {
+    pub fn new(code: i64, message: impl Into<String>) -> Self {
+        RpcError {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        Self::new(INVALID_PARAMS, message)
+    }
+    pub fn to_json(&self) -> Value {
+        let mut e = json!({"code": self.code, "message": self.message});
+        if let Some(d) = &self.data {
+            e["data"] = d.clone();
+        }
+        e
+    }
+}
+
+/// A message that passed envelope validation.
+pub enum Message {
+    Request {
+        id: Value,
+        method: String,
+        params: Map<String, Value>,
+    },
+    Notification,
+    /// A response sent by the client (to a server→client request). Stateless: nothing waits.
+    ClientResponse,
+}
+
+/// Validates one JSON-RPC message. On failure returns the id to echo (when one could be read) and
+/// the error.
+pub fn parse(msg: &Value) -> Result<Message, (Value, RpcError)> {
+    let Some(obj) = msg.as_object() else {
+        return Err((
+            Value::Null,
+            RpcError::new(
+                INVALID_REQUEST,
+                "Invalid Request: a JSON-RPC message must be an object",
+            ),
+        ));
+    };
+    // Echo the id whenever it is valid, so the client can match even a rejected request.
+    let id = obj.get("id").cloned();
+    let echo_id = match &id {
+        Some(v @ Value::String(_)) => v.clone(),
+        Some(v @ Value::Number(n)) if n.is_i64() || n.is_u64() => v.clone(),
+        _ => Value::Null,
+    };
+    let fail = |m: &str| {
+        Err((
+            echo_id.clone(),
+            RpcError::new(INVALID_REQUEST, format!("Invalid Request: {m}")),
+        ))
+    };
+    if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        return fail("\"jsonrpc\" must be \"2.0\"");
+    }
+    let method = match obj.get("method") {
+        Some(Value::String(m)) => m.clone(),
+        Some(_) => return fail("\"method\" must be a string"),
+        None if obj.contains_key("result") || obj.contains_key("error") => {
+            return if id.is_some() && echo_id != Value::Null {
+                Ok(Message::ClientResponse)
+            } else {
+                fail("a response needs a string or integer \"id\"")
+            };
+        }
+        None => return fail("\"method\" is missing"),
+    };
+    if method.is_empty() {
+        return fail("\"method\" must not be empty");
+    }
+    let params = match obj.get("params") {
+        None => Map::new(),
+        Some(Value::Object(p)) => p.clone(),
+        Some(Value::Array(_)) => {
+            return Err((
+                echo_id,
+                RpcError::invalid_params("Invalid params: MCP params must be an object"),
+            ))
+        }
+        Some(_) => return fail("\"params\" must be an object"),
+    };
+    match id {
+        None => Ok(Message::Notification),
+        Some(_) if echo_id.is_null() => {
+            fail("\"id\" must be a string or an integer (MCP forbids null)")
+        }
+        Some(id) => Ok(Message::Request { id, method, params }),
+    }
+}
+
+pub fn result(id: &Value, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+pub fn error(id: &Value, err: &RpcError) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": err.to_json()})
+}
+
+#[cfg(any(test, feature = "pg_test"))]
+#[pgrx::pg_schema]
+mod tests {
+    use super::*;
+
+    fn code(v: Value) -> i64 {
+        match parse(&v) {
+            Err((_, e)) => e.code,
+            Ok(_) => 0,
+        }
+    }
+
+    #[pgrx::pg_test]
+    fn envelope_rules() {
+        // (message, expected code; 0 = accepted)
+        let cases = [
+            (json!({"jsonrpc":"2.0","id":1,"method":"ping"}), 0),
+            (json!({"jsonrpc":"2.0","id":"a","method":"ping"}), 0),
+            (
+                json!({"jsonrpc":"2.0","method":"notifications/initialized"}),
+                0,
+            ),
+            (
+                json!({"jsonrpc":"1.0","id":1,"method":"ping"}),
+                INVALID_REQUEST,
+            ),
+            (json!({"id":1,"method":"ping"}), INVALID_REQUEST),
+            (
+                json!({"jsonrpc":"2.0","id":null,"method":"ping"}),
+                INVALID_REQUEST,
+            ),
+            (
+                json!({"jsonrpc":"2.0","id":1.5,"method":"ping"}),
+                INVALID_REQUEST,
+            ),
+            (
+                json!({"jsonrpc":"2.0","id":{},"method":"ping"}),
+                INVALID_REQUEST,
+            ),
+            (json!({"jsonrpc":"2.0","id":1,"method":7}), INVALID_REQUEST),
+            (json!({"jsonrpc":"2.0","id":1}), INVALID_REQUEST),
+            (
+                json!({"jsonrpc":"2.0","id":1,"method":"ping","params":[1]}),
+                INVALID_PARAMS,
+            ),
+            (
+                json!({"jsonrpc":"2.0","id":1,"method":"ping","params":"x"}),
+                INVALID_REQUEST,
+            ),
+            (json!([1]), INVALID_REQUEST),
+            (json!("ping"), INVALID_REQUEST),
+        ];
+        for (msg, want) in cases {
+            assert_eq!(code(msg.clone()), want, "{msg}");
+        }
+    }
+}

@@ -1,0 +1,602 @@
+//! MCP methods of the legacy era (2024-11-05 … 2025-11-25), answered from the registry.
+
+use crate::events;
+use crate::execute::{self, Returned};
+use crate::jsonrpc::{self, RpcError, METHOD_NOT_FOUND};
+use crate::registry::{Caller, Capability, Kind, Registry};
+use crate::session;
+use crate::types::ReturnShape;
+use base64::Engine;
+use pgrx::prelude::*;
+use serde_json::{json, Map, Value};
+
+pub const LEGACY_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+pub const SERVER_NAME: &str = "chumbo";
+
+/// What a request needs besides its params.
+pub struct Context<'a> {
+    pub registry: &'a Registry,
+    pub caller: &'a Caller,
+    /// The negotiated revision when the transport knows it (the MCP-Protocol-Version header).
+    pub version: &'a str,
+}
+
+/// A protocol failure plus, for HTTP, the scopes whose absence caused it (→ 403).
+pub struct Failure {
+    pub error: RpcError,
+    pub missing_scopes: Vec<String>,
+}
+
+impl From<RpcError> for Failure {
+    fn from(error: RpcError) -> Self {
+        Failure {
+            error,
+            missing_scopes: vec![],
+        }
+    }
+}
+
+type Answer = Result<Value, Failure>;
+
+pub fn dispatch(ctx: &Context, method: &str, params: &Map<String, Value>) -> Answer {
+    match method {
+        "initialize" => Ok(initialize(ctx, params)?),
+        "ping" => Ok(json!({})),
+        "logging/setLevel" => match params.get("level").and_then(Value::as_str) {
+            // Stateless: there is no session to remember the level in; tools' log events are
+            // returned with the request that raised them.
+            Some(l) if events::valid_level(l) => Ok(json!({})),
+            _ => Err(
+                RpcError::invalid_params("Invalid params: \"level\" must be a log level").into(),
+            ),
+        },
+        "tools/list" => list(ctx, params, "tools", |c| c.kind == Kind::Tool, tool_json),
+        "resources/list" => list(
+            ctx,
+            params,
+            "resources",
+            |c| c.kind == Kind::Resource,
+            resource_json,
+        ),
+        "resources/templates/list" => list(
+            ctx,
+            params,
+            "resourceTemplates",
+            |c| c.kind == Kind::ResourceTemplate,
+            template_json,
+        ),
+        "prompts/list" => list(
+            ctx,
+            params,
+            "prompts",
+            |c| c.kind == Kind::Prompt,
+            prompt_json,
+        ),
+        "tools/call" => call_tool(ctx, params),
+        "resources/read" => read_resource(ctx, params),
+        "prompts/get" => get_prompt(ctx, params),
+        "completion/complete" if offers_completions(ctx) => complete(ctx, params),
+        _ => Err(RpcError::new(METHOD_NOT_FOUND, format!("Method not found: {method}")).into()),
+    }
+}
+
+fn visible<'r>(
+    ctx: &'r Context,
+    kind: impl Fn(&Capability) -> bool,
+) -> impl Iterator<Item = &'r Capability> {
+    ctx.registry
+        .capabilities
+        .iter()
+        .filter(move |c| kind(c) && ctx.caller.may_use(c))
+}
+
+fn offers_completions(ctx: &Context) -> bool {
+    visible(ctx, |c| !c.meta.completions.is_empty())
+        .next()
+        .is_some()
+}
+
+fn initialize(ctx: &Context, params: &Map<String, Value>) -> Result<Value, RpcError> {
+    let requested = params
+        .get("protocolVersion")
+        .and_then(Value::as_str)
+        .ok_or_else(|| {
+            RpcError::invalid_params("Invalid params: \"protocolVersion\" is required")
+        })?;
+    // Echo a version we speak; otherwise offer our newest and let the client decide.
+    let version = LEGACY_VERSIONS
+        .iter()
+        .find(|v| **v == requested)
+        .unwrap_or(&LEGACY_VERSIONS[0]);
+    let mut capabilities = json!({
+        "tools": {"listChanged": false},
+        "resources": {"subscribe": false, "listChanged": false},
+        "prompts": {"listChanged": false},
+        "logging": {},
+    });
+    if offers_completions(ctx) {
+        capabilities["completions"] = json!({});
+    }
+    let mut result = json!({
+        "protocolVersion": version,
+        "capabilities": capabilities,
+        "serverInfo": {"name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION")},
+    });
+    if let Some(i) = &ctx.registry.settings.instructions {
+        result["instructions"] = json!(i);
+    }
+    Ok(result)
+}
+
+fn decode_cursor(params: &Map<String, Value>) -> Result<usize, RpcError> {
+    let Some(cursor) = params.get("cursor") else {
+        return Ok(0);
+    };
+    let bad = || RpcError::invalid_params("Invalid params: invalid cursor");
+    let text = cursor.as_str().ok_or_else(bad)?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(text)
+        .map_err(|_| bad())?;
+    String::from_utf8(bytes)
+        .ok()
+        .and_then(|s| s.strip_prefix("offset:")?.parse().ok())
+        .ok_or_else(bad)
+}
+
+fn list(
+    ctx: &Context,
+    params: &Map<String, Value>,
+    key: &str,
+    kind: impl Fn(&Capability) -> bool,
+    render: fn(&Capability) -> Value,
+) -> Answer {
+    let offset = decode_cursor(params)?;
+    let page = ctx.registry.settings.page_size.max(1);
+    let all: Vec<&Capability> = visible(ctx, kind).collect();
+    let items: Vec<Value> = all
+        .iter()
+        .skip(offset)
+        .take(page)
+        .map(|c| render(c))
+        .collect();
+    let mut result = json!({ key: items });
+    if offset + page < all.len() {
+        let cursor = format!("offset:{}", offset + page);
+        result["nextCursor"] =
+            json!(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(cursor));
+    }
+    Ok(result)
+}
+
+fn put_opt(v: &mut Value, key: &str, value: Option<impl serde::Serialize>) {
+    if let Some(x) = value {
+        v[key] = json!(x);
+    }
+}
+
+fn tool_json(c: &Capability) -> Value {
+    let mut t = json!({"name": c.name, "inputSchema": c.input_schema});
+    put_opt(&mut t, "title", c.meta.title.as_ref());
+    put_opt(&mut t, "description", c.description.as_ref());
+    put_opt(&mut t, "outputSchema", c.meta.output_schema.as_ref());
+    put_opt(&mut t, "icons", c.meta.icons.as_ref());
+    let mut annotations = match &c.meta.annotations {
+        Some(a) => serde_json::to_value(a).unwrap_or(json!({})),
+        None => json!({}),
+    };
+    if let Some(obj) = annotations.as_object_mut() {
+        obj.retain(|_, v| !v.is_null());
+        if c.read_only {
+            obj.entry("readOnlyHint").or_insert(json!(true));
+        }
+        if !obj.is_empty() {
+            t["annotations"] = annotations;
+        }
+    }
+    t
+}
+
+fn resource_json(c: &Capability) -> Value {
+    let mut r =
+        json!({"uri": c.meta.resource, "name": c.meta.name.clone().unwrap_or(c.name.clone())});
+    put_opt(&mut r, "title", c.meta.title.as_ref());
+    put_opt(&mut r, "description", c.description.as_ref());
+    put_opt(&mut r, "mimeType", c.meta.mime_type.as_ref());
+    put_opt(&mut r, "icons", c.meta.icons.as_ref());
+    r
+}
+
+fn template_json(c: &Capability) -> Value {
+    let mut r = resource_json(c);
+    if let Some(obj) = r.as_object_mut() {
+        if let Some(uri) = obj.remove("uri") {
+            obj.insert("uriTemplate".into(), uri);
+        }
+    }
+    r
+}
+
+fn prompt_json(c: &Capability) -> Value {
+    let args: Vec<Value> = c
+        .params
+        .iter()
+        .map(|p| {
+            let mut a = json!({"name": p.name, "required": p.required});
+            put_opt(&mut a, "description", p.description.as_ref());
+            a
+        })
+        .collect();
+    let mut p = json!({"name": c.name, "arguments": args});
+    put_opt(&mut p, "title", c.meta.title.as_ref());
+    put_opt(&mut p, "description", c.description.as_ref());
+    put_opt(&mut p, "icons", c.meta.icons.as_ref());
+    p
+}
+
+/// The capability named in `params.name`, or the protocol error a caller who may not use it gets.
+fn named<'r>(
+    ctx: &'r Context,
+    params: &Map<String, Value>,
+    kind: Kind,
+) -> Result<&'r Capability, Failure> {
+    let name = params
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| RpcError::invalid_params("Invalid params: \"name\" must be a string"))?;
+    let unknown = || RpcError::invalid_params(format!("Unknown {}: {name}", kind.as_str()));
+    let cap = ctx.registry.find(name, kind).ok_or_else(unknown)?;
+    if !session::can_execute(cap.oid, ctx.caller.role_oid) {
+        return Err(unknown().into());
+    }
+    let missing: Vec<String> = cap
+        .meta
+        .scopes
+        .iter()
+        .filter(|s| !ctx.caller.scopes.contains(s))
+        .cloned()
+        .collect();
+    if !missing.is_empty() {
+        return Err(Failure {
+            error: unknown(),
+            missing_scopes: cap.meta.scopes.clone(),
+        });
+    }
+    Ok(cap)
+}
+
+fn tool_error(text: String) -> Value {
+    json!({"content": [{"type": "text", "text": text}], "isError": true})
+}
+
+fn run(ctx: &Context, cap: &Capability, args: &Map<String, Value>) -> Result<Returned, String> {
+    let s = &ctx.registry.settings;
+    execute::call(cap, ctx.caller, args, s.max_rows, s.max_result_bytes).map_err(|e| {
+        let trace = session::trace_id();
+        execute::public_message(&e, &trace)
+    })
+}
+
+fn call_tool(ctx: &Context, params: &Map<String, Value>) -> Answer {
+    let cap = named(ctx, params, Kind::Tool)?;
+    let args = match params.get("arguments") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(a)) => a.clone(),
+        Some(_) => {
+            return Err(
+                RpcError::invalid_params("Invalid params: \"arguments\" must be an object").into(),
+            )
+        }
+    };
+    // Invalid argument values are the model's to fix: a tool error, not a protocol error.
+    if let Some(v) = &cap.validator {
+        let problems: Vec<String> = v
+            .iter_errors(&Value::Object(args.clone()))
+            .take(10)
+            .map(|e| {
+                let at = e.instance_path().to_string();
+                if at.is_empty() {
+                    e.to_string()
+                } else {
+                    format!("{at}: {e}")
+                }
+            })
+            .collect();
+        if !problems.is_empty() {
+            return Ok(tool_error(format!(
+                "Invalid arguments for {}: {}",
+                cap.name,
+                problems.join("; ")
+            )));
+        }
+    }
+    let returned = match run(ctx, cap, &args) {
+        Ok(r) => r,
+        Err(message) => return Ok(tool_error(message)),
+    };
+    let max = ctx.registry.settings.max_result_bytes;
+    let (text, structured) = match (cap.returns, returned) {
+        (ReturnShape::ToolResult, Returned::One(Some(v))) => return Ok(v),
+        (_, Returned::Rows { rows, truncated }) => {
+            let mut s = json!({"rows": rows});
+            if truncated {
+                s["truncated"] = json!(true);
+            }
+            (s.to_string(), Some(s))
+        }
+        (ReturnShape::Json | ReturnShape::Row, Returned::One(Some(v))) => {
+            let s = if v.is_object() {
+                v
+            } else {
+                json!({"result": v})
+            };
+            (s.to_string(), Some(s))
+        }
+        (ReturnShape::Void, _) => ("OK".to_string(), None),
+        (_, Returned::One(Some(Value::String(s)))) => (s, None),
+        (_, Returned::One(Some(v))) => (v.to_string(), None),
+        (_, Returned::One(None)) => ("null".to_string(), None),
+    };
+    if text.len() > max {
+        return Ok(tool_error(format!(
+            "The result is {} bytes, over the limit of {max} bytes",
+            text.len()
+        )));
+    }
+    if let (Some(schema), Some(s)) = (&cap.meta.output_schema, &structured) {
+        let ok = jsonschema::validator_for(&Value::Object(schema.clone()))
+            .map(|v| v.is_valid(s))
+            .unwrap_or(false);
+        if !ok {
+            return Ok(tool_error(format!(
+                "{} returned a result that does not match its outputSchema",
+                cap.name
+            )));
+        }
+    }
+    let mut result = json!({"content": [{"type": "text", "text": text}]});
+    if let Some(s) = structured {
+        if ctx.version >= "2025-06-18" {
+            result["structuredContent"] = s;
+        }
+    }
+    Ok(result)
+}
+
+fn not_found(uri: &str) -> Failure {
+    RpcError::new(
+        jsonrpc::RESOURCE_NOT_FOUND,
+        format!("Resource not found: {uri}"),
+    )
+    .with_data(json!({"uri": uri}))
+    .into()
+}
+
+fn read_resource(ctx: &Context, params: &Map<String, Value>) -> Answer {
+    let uri = params
+        .get("uri")
+        .and_then(Value::as_str)
+        .ok_or_else(|| RpcError::invalid_params("Invalid params: \"uri\" must be a string"))?;
+    let found = visible(ctx, |c| {
+        matches!(c.kind, Kind::Resource | Kind::ResourceTemplate)
+    })
+    .find_map(|c| c.template.as_ref()?.matches(uri).map(|vars| (c, vars)));
+    let Some((cap, vars)) = found else {
+        return Err(not_found(uri));
+    };
+    let missing: Vec<String> = cap
+        .meta
+        .scopes
+        .iter()
+        .filter(|s| !ctx.caller.scopes.contains(s))
+        .cloned()
+        .collect();
+    if !missing.is_empty() {
+        return Err(Failure {
+            error: not_found(uri).error,
+            missing_scopes: cap.meta.scopes.clone(),
+        });
+    }
+    let args: Map<String, Value> = vars
+        .into_iter()
+        .map(|(k, v)| (k, Value::String(v)))
+        .collect();
+    let value = match run(ctx, cap, &args) {
+        Ok(Returned::One(Some(v))) if !v.is_null() => v,
+        Ok(_) => return Err(not_found(uri)),
+        Err(message) => {
+            return Err(RpcError::invalid_params(message)
+                .with_data(json!({"uri": uri}))
+                .into())
+        }
+    };
+    let mut content = json!({"uri": uri});
+    match (cap.returns, value) {
+        (ReturnShape::Bytes, Value::String(b64)) => {
+            content["blob"] = json!(b64);
+            content["mimeType"] = json!(cap
+                .meta
+                .mime_type
+                .clone()
+                .unwrap_or("application/octet-stream".into()));
+        }
+        (ReturnShape::Json | ReturnShape::Row | ReturnShape::ToolResult, v) => {
+            content["text"] = json!(v.to_string());
+            content["mimeType"] = json!(cap
+                .meta
+                .mime_type
+                .clone()
+                .unwrap_or("application/json".into()));
+        }
+        (_, Value::String(s)) => {
+            content["text"] = json!(s);
+            content["mimeType"] = json!(cap.meta.mime_type.clone().unwrap_or("text/plain".into()));
+        }
+        (_, v) => {
+            content["text"] = json!(v.to_string());
+            content["mimeType"] = json!(cap.meta.mime_type.clone().unwrap_or("text/plain".into()));
+        }
+    }
+    Ok(json!({"contents": [content]}))
+}
+
+fn get_prompt(ctx: &Context, params: &Map<String, Value>) -> Answer {
+    let cap = named(ctx, params, Kind::Prompt)?;
+    let args = match params.get("arguments") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(a)) => a.clone(),
+        Some(_) => {
+            return Err(
+                RpcError::invalid_params("Invalid params: \"arguments\" must be an object").into(),
+            )
+        }
+    };
+    for (k, v) in &args {
+        if !cap.params.iter().any(|p| &p.name == k) {
+            return Err(RpcError::invalid_params(format!(
+                "Invalid params: {} has no argument \"{k}\"",
+                cap.name
+            ))
+            .into());
+        }
+        if !v.is_string() {
+            return Err(RpcError::invalid_params(format!(
+                "Invalid params: argument \"{k}\" must be a string"
+            ))
+            .into());
+        }
+    }
+    if let Some(p) = cap
+        .params
+        .iter()
+        .find(|p| p.required && !args.contains_key(&p.name))
+    {
+        return Err(RpcError::invalid_params(format!(
+            "Invalid params: missing required argument \"{}\"",
+            p.name
+        ))
+        .into());
+    }
+    let value = match run(ctx, cap, &args) {
+        Ok(Returned::One(v)) => v.unwrap_or(Value::Null),
+        Ok(Returned::Rows { .. }) => Value::Null,
+        Err(message) => return Err(RpcError::invalid_params(message).into()),
+    };
+    let (description, messages) = match value {
+        Value::String(text) => (
+            None,
+            json!([{"role": "user", "content": {"type": "text", "text": text}}]),
+        ),
+        Value::Array(m) => (None, Value::Array(m)),
+        Value::Object(mut o) if o.get("messages").is_some_and(Value::is_array) => (
+            o.remove("description"),
+            o.remove("messages").unwrap_or_default(),
+        ),
+        _ => {
+            let trace = session::trace_id();
+            pgrx::ereport!(
+                PgLogLevel::LOG_SERVER_ONLY,
+                PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
+                format!(
+                    "chumbo trace {trace}: prompt {} returned neither text nor messages",
+                    cap.name
+                )
+            );
+            return Err(RpcError::new(
+                jsonrpc::INTERNAL_ERROR,
+                format!(
+                    "Prompt {} returned no messages (trace id {trace})",
+                    cap.name
+                ),
+            )
+            .into());
+        }
+    };
+    let mut result = json!({"messages": messages});
+    if let Some(d) = description.or_else(|| cap.description.clone().map(Value::String)) {
+        result["description"] = d;
+    }
+    Ok(result)
+}
+
+fn complete(ctx: &Context, params: &Map<String, Value>) -> Answer {
+    let bad =
+        |m: &str| -> Failure { RpcError::invalid_params(format!("Invalid params: {m}")).into() };
+    let reference = params
+        .get("ref")
+        .and_then(Value::as_object)
+        .ok_or_else(|| bad("\"ref\" must be an object"))?;
+    let argument = params
+        .get("argument")
+        .and_then(Value::as_object)
+        .ok_or_else(|| bad("\"argument\" must be an object"))?;
+    let arg_name = argument
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| bad("\"argument.name\" must be a string"))?;
+    let prefix = argument.get("value").and_then(Value::as_str).unwrap_or("");
+    let cap = match reference.get("type").and_then(Value::as_str) {
+        Some("ref/prompt") => named(ctx, reference, Kind::Prompt)?,
+        Some("ref/resource") => {
+            let uri = reference
+                .get("uri")
+                .and_then(Value::as_str)
+                .ok_or_else(|| bad("\"ref.uri\" must be a string"))?;
+            visible(ctx, |c| {
+                c.kind == Kind::ResourceTemplate && c.meta.resource.as_deref() == Some(uri)
+            })
+            .next()
+            .ok_or_else(|| bad(&format!("unknown resource template {uri}")))?
+        }
+        _ => {
+            return Err(bad(
+                "\"ref.type\" must be \"ref/prompt\" or \"ref/resource\"",
+            ))
+        }
+    };
+    let values: Vec<String> = match cap.meta.completions.get(arg_name) {
+        None => vec![],
+        Some(crate::metadata::Completion::Values(all)) => all
+            .iter()
+            .filter(|v| v.starts_with(prefix))
+            .take(101)
+            .cloned()
+            .collect(),
+        Some(crate::metadata::Completion::Function(func)) => {
+            complete_with_function(ctx, func, prefix)
+                .map_err(|m| RpcError::new(jsonrpc::INTERNAL_ERROR, m))?
+        }
+    };
+    let has_more = values.len() > 100;
+    let values: Vec<String> = values.into_iter().take(100).collect();
+    Ok(json!({"completion": {"values": values, "hasMore": has_more}}))
+}
+
+/// Calls the completion function named in metadata, as the caller. The name is resolved to a
+/// catalog entry first; only catalog-quoted identifiers reach the SQL text.
+fn complete_with_function(ctx: &Context, func: &str, prefix: &str) -> Result<Vec<String>, String> {
+    let trace = session::trace_id();
+    let qualified = Spi::get_one_with_args::<String>(
+        "select pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(p.proname)
+           from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace
+          where p.oid = pg_catalog.to_regprocedure($1 || '(text)')",
+        &[func.into()],
+    )
+    .ok()
+    .flatten()
+    .ok_or_else(|| format!("completion function {func}(text) does not exist (trace id {trace})"))?;
+    let sql = format!("select v::pg_catalog.text from {qualified}($1) as v limit 101");
+    let prefix = prefix.to_string();
+    session::run_as_caller(&ctx.caller.role, &ctx.caller.claims, move || {
+        Spi::connect(|c| {
+            let mut out = vec![];
+            for row in c.select(sql.as_str(), None, &[prefix.as_str().into()])? {
+                if let Some(v) = row.get::<String>(1)? {
+                    out.push(v);
+                }
+            }
+            Ok::<_, pgrx::spi::Error>(out)
+        })
+    })
+    .map_err(|e| execute::public_message(&e, &trace))?
+    .map_err(|_| format!("completion failed (trace id {trace})"))
+}

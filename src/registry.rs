@@ -1,0 +1,389 @@
+//! The capability registry: every function in schema `mcp`, reflected once per schema version
+//! and cached per backend (thread_local + RefCell, never a Mutex: a panic must not poison later
+//! requests). Visibility for a caller (EXECUTE privilege, scopes) is decided per request, so role
+//! membership changes, which no event trigger sees, take effect at once.
+
+use crate::metadata::{self, Metadata};
+use crate::session;
+use crate::settings::Settings;
+use crate::types::{self, ReturnShape};
+use crate::uri_template::UriTemplate;
+use pgrx::prelude::*;
+use pgrx::{pg_sys, JsonB};
+use serde_json::{json, Map, Value};
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Kind {
+    Tool,
+    Resource,
+    ResourceTemplate,
+    Prompt,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Tool => "tool",
+            Kind::Resource => "resource",
+            Kind::ResourceTemplate => "resource template",
+            Kind::Prompt => "prompt",
+        }
+    }
+}
+
+pub struct Param {
+    pub name: String,
+    /// Schema-qualified SQL type name, for the binding column list.
+    pub sql_type: String,
+    pub required: bool,
+    pub description: Option<String>,
+}
+
+pub struct Capability {
+    pub oid: pg_sys::Oid,
+    pub name: String,
+    pub kind: Kind,
+    pub description: Option<String>,
+    pub meta: Metadata,
+    pub params: Vec<Param>,
+    pub input_schema: Value,
+    pub validator: Option<jsonschema::Validator>,
+    pub returns: ReturnShape,
+    pub returns_set: bool,
+    pub read_only: bool,
+    pub template: Option<UriTemplate>,
+}
+
+/// One function in `mcp` and, when it is not a capability, why.
+pub struct Entry {
+    pub identity: String,
+    pub name: String,
+    pub kind: Kind,
+    pub problems: Vec<String>,
+    pub warnings: Vec<String>,
+    pub oid: pg_sys::Oid,
+}
+
+pub struct Registry {
+    pub version: i64,
+    pub settings: Settings,
+    pub settings_error: Option<String>,
+    pub capabilities: Vec<Capability>,
+    pub entries: Vec<Entry>,
+    by_name: HashMap<(String, u8), usize>,
+}
+
+fn kind_key(kind: Kind) -> u8 {
+    match kind {
+        Kind::Tool => 0,
+        Kind::Resource | Kind::ResourceTemplate => 1,
+        Kind::Prompt => 2,
+    }
+}
+
+impl Registry {
+    pub fn find(&self, name: &str, kind: Kind) -> Option<&Capability> {
+        self.by_name
+            .get(&(name.to_string(), kind_key(kind)))
+            .map(|&i| &self.capabilities[i])
+    }
+}
+
+thread_local! {
+    static CACHE: RefCell<Option<Rc<Registry>>> = const { RefCell::new(None) };
+}
+
+fn current_version() -> i64 {
+    session::as_owner(|| {
+        Spi::get_one::<i64>("select last_value + (case when is_called then 1 else 0 end) from chumbo.schema_version")
+            .ok()
+            .flatten()
+            .unwrap_or(0)
+    })
+}
+
+/// The registry for the current schema version, rebuilt when DDL/COMMENT/GRANT/settings moved it.
+pub fn current() -> Rc<Registry> {
+    let version = current_version();
+    if let Some(r) = CACHE.with(|c| {
+        c.borrow()
+            .as_ref()
+            .filter(|r| r.version == version)
+            .cloned()
+    }) {
+        return r;
+    }
+    let registry = Rc::new(build(version));
+    CACHE.with(|c| *c.borrow_mut() = Some(registry.clone()));
+    registry
+}
+
+fn build(version: i64) -> Registry {
+    let (functions, settings_json) = session::as_owner(|| {
+        let functions = Spi::get_one::<JsonB>(include_str!("../sql/reflect.sql"))
+            .ok()
+            .flatten()
+            .map(|j| j.0)
+            .unwrap_or(Value::Array(vec![]));
+        let settings = Spi::get_one::<JsonB>("select value from chumbo.settings")
+            .ok()
+            .flatten()
+            .map(|j| j.0)
+            .unwrap_or(json!({}));
+        (functions, settings)
+    });
+    let (settings, settings_error) = match Settings::from_json(settings_json) {
+        Ok(s) => (s, None),
+        // Broken settings must not silently loosen anything: defaults are the strict choice.
+        Err(e) => (Settings::default(), Some(e)),
+    };
+
+    let functions = functions.as_array().cloned().unwrap_or_default();
+    let mut name_counts: HashMap<String, usize> = HashMap::new();
+    for f in &functions {
+        *name_counts
+            .entry(f["name"].as_str().unwrap_or("").to_string())
+            .or_default() += 1;
+    }
+
+    let mut registry = Registry {
+        version,
+        settings,
+        settings_error,
+        capabilities: vec![],
+        entries: vec![],
+        by_name: HashMap::new(),
+    };
+    for f in &functions {
+        let (entry, capability) = reflect(f, name_counts[f["name"].as_str().unwrap_or("")] > 1);
+        if let Some(c) = capability {
+            let key = (c.name.clone(), kind_key(c.kind));
+            if registry.by_name.contains_key(&key) {
+                continue;
+            }
+            registry.by_name.insert(key, registry.capabilities.len());
+            registry.capabilities.push(c);
+        }
+        registry.entries.push(entry);
+    }
+    registry
+}
+
+fn valid_tool_name(name: &str) -> bool {
+    (1..=128).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+}
+
+fn reflect(f: &Value, overloaded: bool) -> (Entry, Option<Capability>) {
+    let name = f["name"].as_str().unwrap_or("").to_string();
+    let oid = pg_sys::Oid::from(f["oid"].as_i64().unwrap_or(0) as u32);
+    let (description, meta) = metadata::parse_comment(f["comment"].as_str());
+    let mut problems = vec![];
+    let mut warnings = vec![];
+    let meta = meta.unwrap_or_else(|e| {
+        problems.push(e);
+        Metadata::default()
+    });
+    let template = meta
+        .resource
+        .as_deref()
+        .map(UriTemplate::parse)
+        .transpose()
+        .unwrap_or_else(|e| {
+            problems.push(format!("resource URI template: {e}"));
+            None
+        });
+    let kind = match (&template, meta.prompt) {
+        (Some(_), true) => {
+            problems.push("metadata declares both \"resource\" and \"prompt\"".into());
+            Kind::Tool
+        }
+        (Some(t), false) if t.is_static() => Kind::Resource,
+        (Some(_), false) => Kind::ResourceTemplate,
+        (None, true) => Kind::Prompt,
+        (None, false) => Kind::Tool,
+    };
+    let mut entry = Entry {
+        identity: f["identity"].as_str().unwrap_or("").to_string(),
+        name: name.clone(),
+        kind,
+        problems: vec![],
+        warnings: vec![],
+        oid,
+    };
+
+    if f["prokind"] != "f" {
+        problems.push("only functions can be capabilities (this is a procedure, aggregate or window function)".into());
+    }
+    if overloaded {
+        problems.push(format!(
+            "\"{name}\" is overloaded; capability names must be unique"
+        ));
+    }
+    if !valid_tool_name(&name) {
+        problems.push("name must be 1-128 characters from A-Z, a-z, 0-9, '_', '.', '-'".into());
+    }
+    if f["variadic"] == true {
+        problems.push("variadic functions are not supported".into());
+    }
+    if f["security_definer"] == true {
+        if meta.privileged {
+            warnings.push(
+                "SECURITY DEFINER: runs with its owner's privileges (declared privileged)".into(),
+            );
+        } else {
+            problems.push("SECURITY DEFINER functions run with their owner's privileges, bypassing the caller's RLS; declare \"privileged\": true in @mcp metadata to expose it".into());
+        }
+    }
+    for key in meta.params.keys() {
+        if !f["args"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|a| a["name"] == key.as_str())
+        {
+            problems.push(format!(
+                "@mcp params names \"{key}\", which is not a parameter"
+            ));
+        }
+    }
+    if !meta.completions.is_empty() && kind == Kind::Tool {
+        problems.push("completions apply to prompts and resource templates only".into());
+    }
+
+    // Parameters: IN/INOUT/VARIADIC args, all named; trailing n_defaults are optional.
+    let in_args: Vec<&Value> = f["args"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|a| matches!(a["mode"].as_str(), Some("i" | "b" | "v")))
+        .collect();
+    let n_defaults = f["n_defaults"].as_u64().unwrap_or(0) as usize;
+    let mut params = vec![];
+    let mut properties = Map::new();
+    let mut required = vec![];
+    for (i, a) in in_args.iter().enumerate() {
+        let pname = a["name"].as_str().unwrap_or("");
+        if pname.is_empty() {
+            problems.push(format!("parameter {} has no name", i + 1));
+            continue;
+        }
+        let mut schema = match types::schema_for(&a["type"]) {
+            Ok(Value::Object(m)) => m,
+            Ok(_) => Map::new(),
+            Err(e) => {
+                problems.push(format!("{pname}: {e}"));
+                continue;
+            }
+        };
+        let pmeta = meta.params.get(pname);
+        if let Some(pm) = pmeta {
+            pm.apply(&mut schema);
+        }
+        let is_required = i < in_args.len() - n_defaults.min(in_args.len());
+        if is_required {
+            required.push(json!(pname));
+        }
+        properties.insert(pname.to_string(), Value::Object(schema));
+        params.push(Param {
+            name: pname.to_string(),
+            sql_type: a["type"]["sql"].as_str().unwrap_or("").to_string(),
+            required: is_required,
+            description: pmeta.and_then(|p| p.description.clone()),
+        });
+    }
+    let mut input_schema =
+        json!({"type": "object", "properties": properties, "additionalProperties": false});
+    if !required.is_empty() {
+        input_schema["required"] = Value::Array(required);
+    }
+
+    if let Some(t) = &template {
+        for v in t.variables() {
+            if !params.iter().any(|p| p.name == v) {
+                problems.push(format!("URI template variable {{{v}}} is not a parameter"));
+            }
+        }
+        for p in &params {
+            if p.required && !t.variables().contains(&p.name.as_str()) {
+                problems.push(format!(
+                    "required parameter \"{}\" is not a URI template variable",
+                    p.name
+                ));
+            }
+        }
+    }
+    let returns = types::return_shape(&f["return_type"]);
+    let returns_set = f["returns_set"] == true;
+    if kind != Kind::Tool && returns_set {
+        problems.push(format!("a {} must not return a set", kind.as_str()));
+    }
+    if let Some(schema) = &meta.output_schema {
+        if jsonschema::validator_for(&Value::Object(schema.clone())).is_err() {
+            problems.push("outputSchema is not a valid JSON Schema".into());
+        }
+    }
+    let validator = match jsonschema::validator_for(&input_schema) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            problems.push(format!("derived input schema is invalid: {e}"));
+            None
+        }
+    };
+
+    entry.problems = problems;
+    entry.warnings = warnings;
+    if !entry.problems.is_empty() {
+        return (entry, None);
+    }
+    let capability = Capability {
+        oid,
+        name,
+        kind,
+        description,
+        read_only: matches!(f["volatility"].as_str(), Some("s" | "i")),
+        meta,
+        params,
+        input_schema,
+        validator,
+        returns,
+        returns_set,
+        template,
+    };
+    (entry, Some(capability))
+}
+
+/// The caller a request runs for: role, granted scopes (None = scopes not checked, for trusted
+/// callers without claims... never used: claims without scopes mean no scopes).
+pub struct Caller {
+    pub role: String,
+    pub role_oid: pg_sys::Oid,
+    pub scopes: Vec<String>,
+    pub claims: Value,
+}
+
+impl Caller {
+    pub fn may_use(&self, c: &Capability) -> bool {
+        c.meta.scopes.iter().all(|s| self.scopes.contains(s))
+            && session::can_execute(c.oid, self.role_oid)
+    }
+}
+
+/// Scopes from the `scope` (space-separated) or `scp` (array) claim.
+pub fn scopes_of(claims: &Value) -> Vec<String> {
+    let mut scopes: Vec<String> = claims["scope"]
+        .as_str()
+        .unwrap_or("")
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+    if let Some(a) = claims["scp"].as_array() {
+        scopes.extend(a.iter().filter_map(|s| s.as_str().map(String::from)));
+    }
+    scopes
+}

@@ -1,0 +1,195 @@
+//! Who runs what: chumbo's own reads happen as the extension owner, capabilities as the caller's
+//! role inside a subtransaction; either way the caller's role and settings are restored exactly.
+
+use pgrx::pg_sys;
+use pgrx::prelude::*;
+use pgrx::PgTryBuilder;
+use std::cell::Cell;
+use std::ffi::CString;
+
+thread_local! {
+    static OWNER: Cell<Option<pg_sys::Oid>> = const { Cell::new(None) };
+}
+
+/// The owner of schema chumbo (whoever ran CREATE EXTENSION).
+fn owner_oid() -> pg_sys::Oid {
+    if let Some(o) = OWNER.with(|c| c.get()) {
+        return o;
+    }
+    let o = Spi::get_one::<pg_sys::Oid>(
+        "select nspowner from pg_catalog.pg_namespace where nspname = 'chumbo'",
+    )
+    .ok()
+    .flatten()
+    .unwrap_or_else(|| error!("chumbo: schema chumbo is missing"));
+    OWNER.with(|c| c.set(Some(o)));
+    o
+}
+
+/// Runs `f` with the extension owner's privileges (for chumbo's own tables), as PostgreSQL does
+/// for referential-integrity checks: a local user-id change that cannot be undone by `f`.
+pub fn as_owner<R>(f: impl FnOnce() -> R + std::panic::UnwindSafe) -> R {
+    let owner = owner_oid();
+    let (mut saved_user, mut saved_context) = (pg_sys::Oid::INVALID, 0);
+    unsafe {
+        pg_sys::GetUserIdAndSecContext(&mut saved_user, &mut saved_context);
+        pg_sys::SetUserIdAndSecContext(
+            owner,
+            saved_context
+                | pg_sys::SECURITY_LOCAL_USERID_CHANGE as i32
+                | pg_sys::SECURITY_RESTRICTED_OPERATION as i32,
+        );
+    }
+    PgTryBuilder::new(f)
+        .finally(|| unsafe { pg_sys::SetUserIdAndSecContext(saved_user, saved_context) })
+        .execute()
+}
+
+/// An error raised while running a capability, already copied out of PostgreSQL.
+#[derive(Debug, Clone)]
+pub struct CaughtSqlError {
+    pub sqlstate: String,
+    pub message: String,
+}
+
+fn sqlstate_of(code: pgrx::PgSqlErrorCode) -> String {
+    let mut n = code as i32;
+    let mut s = String::with_capacity(5);
+    for _ in 0..5 {
+        s.push((b'0' + ((n & 0x3F) as u8)) as char);
+        n >>= 6;
+    }
+    s
+}
+
+fn set_guc(name: &str, value: &str) {
+    let (name, value) = (CString::new(name).unwrap(), CString::new(value).unwrap());
+    unsafe {
+        let context = if pg_sys::superuser() {
+            pg_sys::GucContext::PGC_SUSET
+        } else {
+            pg_sys::GucContext::PGC_USERSET
+        };
+        pg_sys::set_config_option(
+            name.as_ptr(),
+            value.as_ptr(),
+            context,
+            pg_sys::GucSource::PGC_S_SESSION,
+            pg_sys::GucAction::GUC_ACTION_SAVE,
+            true,
+            PgLogLevel::ERROR as i32,
+            false,
+        );
+    }
+}
+
+/// Runs `f` inside a subtransaction. On success its work is kept; on a PostgreSQL error (or a Rust
+/// panic) it is rolled back and the error returned. Every setting changed inside, including a
+/// `SET LOCAL ROLE`, is undone before returning, so nothing leaks into the caller's transaction.
+pub fn in_subtransaction<R>(f: impl FnOnce() -> R) -> Result<R, CaughtSqlError> {
+    unsafe {
+        let nest_level = pg_sys::NewGUCNestLevel();
+        let old_context = pg_sys::CurrentMemoryContext;
+        let old_owner = pg_sys::CurrentResourceOwner;
+        pg_sys::BeginInternalSubTransaction(std::ptr::null());
+        pg_sys::MemoryContextSwitchTo(old_context);
+
+        let outcome = PgTryBuilder::new(std::panic::AssertUnwindSafe(|| {
+            let r = f();
+            pg_sys::ReleaseCurrentSubTransaction();
+            Ok(r)
+        }))
+        .catch_others(|e| {
+            pg_sys::MemoryContextSwitchTo(old_context);
+            let caught = match &e {
+                pgrx::pg_sys::panic::CaughtError::PostgresError(r)
+                | pgrx::pg_sys::panic::CaughtError::ErrorReport(r)
+                | pgrx::pg_sys::panic::CaughtError::RustPanic { ereport: r, .. } => {
+                    CaughtSqlError {
+                        sqlstate: sqlstate_of(r.sql_error_code()),
+                        message: r.message().to_string(),
+                    }
+                }
+            };
+            pg_sys::RollbackAndReleaseCurrentSubTransaction();
+            Err(caught)
+        })
+        .execute();
+
+        pg_sys::MemoryContextSwitchTo(old_context);
+        pg_sys::CurrentResourceOwner = old_owner;
+        pg_sys::AtEOXact_GUC(false, nest_level);
+        outcome
+    }
+}
+
+/// Runs `f` as `role` with `request.jwt.claims` (and the legacy `request.jwt.claim.*` keys) set,
+/// in a subtransaction (see [in_subtransaction]), so RLS applies and nothing leaks out.
+pub fn run_as_caller<R>(
+    role: &str,
+    claims: &serde_json::Value,
+    f: impl FnOnce() -> R,
+) -> Result<R, CaughtSqlError> {
+    in_subtransaction(|| {
+        set_guc("request.jwt.claims", &claims.to_string());
+        if let Some(obj) = claims.as_object() {
+            for (k, v) in obj {
+                if k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                    let text = match v {
+                        serde_json::Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    set_guc(&format!("request.jwt.claim.{k}"), &text);
+                }
+            }
+        }
+        set_guc("role", role);
+        f()
+    })
+}
+
+/// Whether `role` may run capabilities: named in the allow-list, exists, and is neither a
+/// superuser nor BYPASSRLS. Returns the role's oid.
+pub fn check_role(role: &str, allowed: &[String]) -> Result<pg_sys::Oid, String> {
+    if !allowed.iter().any(|r| r == role) {
+        return Err(format!(
+            "role \"{role}\" is not allowed to call capabilities"
+        ));
+    }
+    let row = Spi::get_three_with_args::<pg_sys::Oid, bool, bool>(
+        "select oid, rolsuper, rolbypassrls from pg_catalog.pg_roles where rolname = $1",
+        &[role.into()],
+    );
+    match row {
+        Ok((Some(oid), Some(false), Some(false))) => Ok(oid),
+        Ok((Some(_), _, _)) => Err(format!(
+            "role \"{role}\" is a superuser or bypasses RLS and never runs capabilities"
+        )),
+        _ => Err(format!("role \"{role}\" does not exist")),
+    }
+}
+
+/// Whether `role` holds EXECUTE on function `func`.
+pub fn can_execute(func: pg_sys::Oid, role: pg_sys::Oid) -> bool {
+    unsafe {
+        #[cfg(feature = "pg15")]
+        let r = pg_sys::pg_proc_aclcheck(func, role, pg_sys::ACL_EXECUTE as pg_sys::AclMode);
+        #[cfg(not(feature = "pg15"))]
+        let r = pg_sys::object_aclcheck(
+            pg_sys::ProcedureRelationId,
+            func,
+            role,
+            pg_sys::ACL_EXECUTE as pg_sys::AclMode,
+        );
+        r == pg_sys::AclResult::ACLCHECK_OK
+    }
+}
+
+/// A short random id that ties a client-visible error to the server log line.
+pub fn trace_id() -> String {
+    let mut buf = [0u8; 8];
+    unsafe {
+        pg_sys::pg_strong_random(buf.as_mut_ptr().cast(), buf.len());
+    }
+    buf.iter().map(|b| format!("{b:02x}")).collect()
+}

@@ -1,0 +1,80 @@
+//! Deployment settings: one jsonb object in `chumbo.settings`, merged over these defaults.
+//! Read as the extension owner (the caller has no access to chumbo's tables) and cached per
+//! backend together with the capability registry (same schema version).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum AuthMode {
+    /// JWT bearer tokens from the configured issuers, advertised via protected-resource metadata.
+    Oauth,
+    /// JWT bearer tokens, no discovery.
+    Bearer,
+    /// Hashed API keys held by chumbo (not yet implemented: requests are refused).
+    #[serde(rename = "api-key")]
+    ApiKey,
+    /// Everyone is `anon`; must be chosen explicitly.
+    Public,
+}
+
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, default)]
+pub struct Settings {
+    /// Roles capabilities may run as (from the claims' `role`). Superusers and BYPASSRLS roles
+    /// are refused whatever this says.
+    pub allowed_roles: Vec<String>,
+    pub auth_mode: AuthMode,
+    /// Accepted `iss` values. Empty: any issuer whose key is in the JWKS.
+    pub jwt_issuers: Vec<String>,
+    /// Accepted `aud` values. Empty: the canonical resource URL the edge passes.
+    pub jwt_audience: Vec<String>,
+    /// JSON Web Key Set used to verify ES256/RS256/EdDSA tokens.
+    pub jwks: Option<serde_json::Value>,
+    /// Verify HS256 tokens with this secret (off unless set).
+    pub jwt_hs256_secret: Option<String>,
+    /// Upper bound of the serialized result of one call, in bytes.
+    pub max_result_bytes: usize,
+    /// Upper bound of rows a set-returning capability contributes to one result.
+    pub max_rows: usize,
+    /// Page size of the list methods.
+    pub page_size: usize,
+    /// Allowed request body size for chumbo.http, in bytes.
+    pub max_body_bytes: usize,
+    /// Optional `instructions` sent in the initialize result.
+    pub instructions: Option<String>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            allowed_roles: vec!["anon".into(), "authenticated".into()],
+            auth_mode: AuthMode::Bearer,
+            jwt_issuers: vec![],
+            jwt_audience: vec![],
+            jwks: None,
+            jwt_hs256_secret: None,
+            max_result_bytes: 1 << 20,
+            max_rows: 1000,
+            page_size: 100,
+            max_body_bytes: 4 << 20,
+            instructions: None,
+        }
+    }
+}
+
+impl Settings {
+    pub fn from_json(value: serde_json::Value) -> Result<Settings, String> {
+        serde_json::from_value(value).map_err(|e| format!("invalid chumbo settings: {e}"))
+    }
+
+    /// The settings as shown to owners: secrets replaced by a marker.
+    pub fn redacted(&self) -> serde_json::Value {
+        let mut v = serde_json::to_value(self).unwrap_or_default();
+        if self.jwt_hs256_secret.is_some() {
+            v["jwt_hs256_secret"] = serde_json::json!("<redacted>");
+        }
+        v
+    }
+}

@@ -75,7 +75,7 @@ begin
     if settings is null or jsonb_typeof(settings) <> 'object' then
         raise exception 'chumbo.configure expects a JSON object';
     end if;
-    update chumbo.settings set value = jsonb_strip_nulls(value || settings) returning value into merged;
+    update chumbo.settings s set value = jsonb_strip_nulls(s.value || configure.settings) returning s.value into merged;
     perform chumbo._check_settings(merged);
     return chumbo.settings_effective();
 end $$;
@@ -112,7 +112,3 @@ revoke all on function chumbo.grant_edge(regrole) from public;
 comment on function chumbo.grant_edge(regrole) is
   'Give the HTTP edge''s login role what it needs: usage on schema chumbo, execute on chumbo.handle/chumbo.http/chumbo.set_jwks, membership in anon and authenticated.';
 
--- Secure by default: a new function in mcp is a capability for exactly the roles it is granted
--- to. (PostgreSQL would otherwise let PUBLIC, and so anon, execute it.) This covers functions
--- created by the role that created the extension; doctor warns about any other PUBLIC grant.
-alter default privileges in schema mcp revoke execute on functions from public;

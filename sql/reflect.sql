@@ -12,6 +12,9 @@ select coalesce(jsonb_agg(jsonb_build_object(
     'return_type', chumbo._type_info(p.prorettype),
     'variadic', p.provariadic <> 0,
     'n_defaults', p.pronargdefaults,
+    'public_execute', exists (
+        select 1 from aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) a
+        where a.grantee = 0 and a.privilege_type = 'EXECUTE'),
     'args', coalesce((
         select jsonb_agg(jsonb_build_object(
             'name', a.name,

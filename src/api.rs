@@ -129,7 +129,12 @@ fn caller_from(registry: &Registry, claims: Option<Value>) -> Result<Caller, Str
 
 fn parse_body(text: &str) -> Result<Value, RpcError> {
     serde_json::from_str(text).map_err(|e| {
-        if e.is_syntax() || e.is_eof() {
+        if e.to_string().contains("recursion limit") {
+            RpcError::new(
+                INVALID_REQUEST,
+                "Invalid Request: the message is nested too deeply",
+            )
+        } else if e.is_syntax() || e.is_eof() {
             RpcError::new(PARSE_ERROR, "Parse error: the body is not valid JSON")
         } else {
             RpcError::new(INVALID_REQUEST, format!("Invalid Request: {e}"))

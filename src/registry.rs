@@ -240,6 +240,9 @@ fn reflect(f: &Value, overloaded: bool) -> (Entry, Option<Capability>) {
             problems.push("SECURITY DEFINER functions run with their owner's privileges, bypassing the caller's RLS; declare \"privileged\": true in @mcp metadata to expose it".into());
         }
     }
+    if f["public_execute"] == true {
+        warnings.push("PUBLIC may execute it, so every allowed role (anon too) can use it; `revoke execute ... from public` and grant it to the roles that should".into());
+    }
     for key in meta.params.keys() {
         if !f["args"]
             .as_array()

@@ -48,7 +48,8 @@ pg_isready -q -h 127.0.0.1 -p "$PGPORT" -t 5 \
 
 # 3. The edge, in public mode against that database.
 export CHUMBO_EDGE_ID=edge-conformance CHUMBO_PORT="$EDGE_PORT" CHUMBO_PUBLIC_URL="$MCP_URL"
-export CHUMBO_EDGE_DATABASE_URL="postgres://chumbo_edge:$(cat "$STATE/edge-password")@127.0.0.1:$PGPORT/$DB"
+EDGE_DATABASE_URL="postgres://chumbo_edge:$(cat "$STATE/edge-password")@127.0.0.1:$PGPORT/$DB"
+export EDGE_DATABASE_URL CHUMBO_EDGE_DATABASE_URL="$EDGE_DATABASE_URL"   # (edge.sh has used both names)
 stop_edge() { "$ROOT/scripts/edge.sh" stop || true; }
 trap stop_edge EXIT
 "$ROOT/scripts/edge.sh" start >/dev/null

@@ -21,6 +21,10 @@ pub struct Metadata {
     /// Per-parameter JSON Schema refinements, keyed by parameter name.
     #[serde(default)]
     pub params: BTreeMap<String, ParamMeta>,
+    /// A complete input JSON Schema replacing the one derived from the parameters (for `$defs`,
+    /// `$ref`, composition). Its properties must be parameters of the function.
+    #[serde(rename = "inputSchema")]
+    pub input_schema: Option<Map<String, Value>>,
     /// JSON Schema the tool's structuredContent conforms to.
     #[serde(rename = "outputSchema")]
     pub output_schema: Option<Map<String, Value>>,

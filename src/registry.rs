@@ -305,6 +305,26 @@ fn reflect(f: &Value, overloaded: bool) -> (Entry, Option<Capability>) {
     if !required.is_empty() {
         input_schema["required"] = Value::Array(required);
     }
+    if let Some(declared) = &meta.input_schema {
+        if declared.get("type") != Some(&json!("object")) {
+            problems.push("inputSchema must have \"type\": \"object\"".into());
+        }
+        let declared_props = declared.get("properties").and_then(Value::as_object);
+        for key in declared_props.into_iter().flat_map(|p| p.keys()) {
+            if !params.iter().any(|p| &p.name == key) {
+                problems.push(format!("inputSchema property \"{key}\" is not a parameter"));
+            }
+        }
+        for p in params.iter().filter(|p| p.required) {
+            if !declared_props.is_some_and(|d| d.contains_key(&p.name)) {
+                problems.push(format!(
+                    "inputSchema lacks the required parameter \"{}\"",
+                    p.name
+                ));
+            }
+        }
+        input_schema = Value::Object(declared.clone());
+    }
 
     if let Some(t) = &template {
         for v in t.variables() {
@@ -331,7 +351,10 @@ fn reflect(f: &Value, overloaded: bool) -> (Entry, Option<Capability>) {
             problems.push("outputSchema is not a valid JSON Schema".into());
         }
     }
-    let validator = match jsonschema::validator_for(&input_schema) {
+    let validator = match jsonschema::options()
+        .should_validate_formats(true)
+        .build(&input_schema)
+    {
         Ok(v) => Some(v),
         Err(e) => {
             problems.push(format!("derived input schema is invalid: {e}"));

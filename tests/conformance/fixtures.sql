@@ -302,8 +302,9 @@ comment on function mcp.test_prompt_with_image() is
 -- Access: public mode runs every capability as anon.
 ------------------------------------------------------------------------------------------------
 
-grant usage on schema mcp, conformance to anon;
-grant execute on all functions in schema mcp to anon;
-grant execute on all functions in schema conformance to anon;
+-- Functions are executable by PUBLIC by default; grant exactly the request roles instead.
+revoke execute on all functions in schema mcp, conformance from public;
+grant usage on schema mcp, conformance to anon, authenticated;
+grant execute on all functions in schema mcp, conformance to anon, authenticated;
 
-select chumbo.configure('{"auth_mode": "public"}');
+do $$ begin perform chumbo.configure('{"auth_mode": "public"}'); end $$;

@@ -100,7 +100,8 @@ INI
 chown -R postgres: "$PGB_DIR"
 chmod 700 "$PGB_DIR"
 runuser -u postgres -- /usr/sbin/pgbouncer -d "$PGB_DIR/pgbouncer.ini"
-for _ in $(seq 50); do [[ -s "$PGB_DIR/pgbouncer.pid" ]] && break; sleep 0.1; done
+for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$PGB_PORT") 2>/dev/null && break; sleep 0.1; done
+(exec 3<>"/dev/tcp/127.0.0.1/$PGB_PORT") 2>/dev/null || { cat "$PGB_DIR/pgbouncer.log" >&2; die "pgbouncer did not start"; }
 log "pgbouncer $(/usr/sbin/pgbouncer --version | head -1) on 127.0.0.1:$PGB_PORT (transaction pooling)"
 
 CHUMBO_EDGE_ID=e2e-edge-pgbouncer CHUMBO_PORT="$PGB_EDGE_PORT" CHUMBO_PUBLIC_URL= CHUMBO_DB_PREPARE=false CHUMBO_DB_POOL=16 \

@@ -54,6 +54,7 @@ export CHUMBO_VENV="$STATE/venv"
 
 # 4. and 5.
 stage regress "$ROOT/tests/regress/run.sh"
+stage readme bash "$ROOT/tests/readme/quickstart.sh"
 for suite in e2e conformance; do
   if [[ -f "tests/$suite/run.sh" ]]; then stage "$suite" bash "tests/$suite/run.sh"
   else skipped+=("$suite"); fi

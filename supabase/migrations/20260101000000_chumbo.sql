@@ -2,13 +2,20 @@
 -- calling role may EXECUTE (see the example app in the next migration).
 create extension if not exists chumbo;
 
--- The schema for capabilities (the extension may already have created it).
-create schema if not exists mcp;
+-- The schema for capabilities (the extension creates it; kept for older versions).
+do $$
+begin
+  if not exists (select from pg_namespace where nspname = 'mcp') then
+    create schema mcp;
+  end if;
+end
+$$;
 
 -- Request roles resolve capability functions in mcp; what they may call is decided per function
 -- by EXECUTE grants, never by the schema.
 grant usage on schema mcp to anon, authenticated;
 
--- Nothing in mcp is callable by default: a function becomes a capability for a role only when
--- it is granted explicitly (PostgreSQL would otherwise grant EXECUTE to PUBLIC on creation).
-alter default privileges in schema mcp revoke execute on functions from public;
+-- Note: PostgreSQL grants EXECUTE on every new function to PUBLIC (so to anon), and a per-schema
+-- ALTER DEFAULT PRIVILEGES cannot take that away. Every capability must therefore say who may
+-- call it: `revoke execute on function mcp.f from public, anon; grant execute ... to authenticated;`
+-- (chumbo.doctor() shows each function's exposed_to).

@@ -58,7 +58,7 @@ select p as who, u as uri,
 select p as who, pid,
        r #>> '{result,description}' as description,
        jsonb_path_query_array(r, '$.result.messages[*].content.type') as content_types,
-       r -> 'error' -> 'code' as error
+       r -> 'error' -> 'code' as error, regexp_replace(r -> 'error' ->> 'message', 'trace id [0-9a-f]+', 'trace id <masked>') as message
   from (values ('alice', :'alice'::jsonb), ('bob', :'bob')) v(p, c),
        (values ('a1000000-0000-4000-8000-000000000001'), ('b1000000-0000-4000-8000-000000000001')) w(pid),
        lateral (select pg_temp.rpc(c, 'prompts/get', jsonb_build_object('name', 'summarize_project', 'arguments', jsonb_build_object('project_id', pid)))) x(r)
@@ -86,5 +86,5 @@ select who, method, params, strpos(r::text, other) = 0 as no_leak
                ('prompts/get', '{"name":"status_report","arguments":{"status":"archived"}}'),
                ('completion/complete', '{"ref":{"type":"ref/prompt","name":"summarize_project"},"argument":{"name":"project_id","value":""}}')) m(method, params),
        lateral (select pg_temp.rpc(c, method, params)) x(r)
-  order by 1, 2, 3::text;
+  order by 1, 2, params::text;
 rollback;

@@ -10,11 +10,11 @@ create function pg_temp.tool(claims jsonb, name text, args jsonb default '{}')
           'params', jsonb_build_object('name', name, 'arguments', args)), claims) $$;
 -- Bob renames Acme Rocket: refused
 select r -> 'id' as id, r ? 'error' as is_jsonrpc_error, r -> 'result' -> 'isError' as is_error,
-       jsonb_path_query_array(r, '$.result.content[*].text') as text
+       regexp_replace(jsonb_path_query_array(r, '$.result.content[*].text')::text, 'trace id [0-9a-f]+', 'trace id <masked>', 'g') as text
   from pg_temp.tool(:'bob', 'rename_project', '{"project_id":"a1000000-0000-4000-8000-000000000001","name":"Globex owns this"}') r;
 -- Bob adds a document to Acme Rocket: refused
 select r ? 'error' as is_jsonrpc_error, r -> 'result' -> 'isError' as is_error,
-       jsonb_path_query_array(r, '$.result.content[*].text') as text
+       regexp_replace(jsonb_path_query_array(r, '$.result.content[*].text')::text, 'trace id [0-9a-f]+', 'trace id <masked>', 'g') as text
   from pg_temp.tool(:'bob', 'create_document', '{"project_id":"a1000000-0000-4000-8000-000000000001","title":"Globex was here","body":"x"}') r;
 -- nothing changed (read as the owner)
 select name from public.projects where id = 'a1000000-0000-4000-8000-000000000001';

@@ -18,7 +18,8 @@ select jsonb_path_query_array(pg_temp.rpc(:'alice', 'resources/templates/list'),
 select pg_temp.rpc(:'alice', 'resources/read', '{"uri":"app://projects/a1000000-0000-4000-8000-000000000001"}') -> 'error' -> 'code' as read_code,
        pg_temp.rpc(:'alice', 'prompts/get', '{"name":"summarize_project","arguments":{"project_id":"a1000000-0000-4000-8000-000000000001"}}') -> 'error' -> 'code' as prompt_code;
 -- doctor explains
-select name, kind, state from chumbo.doctor() where name in ('list_projects', 'project', 'summarize_project') order by name;
+select "function", kind, state, exposed_to, reasons from chumbo.doctor()
+  where "function" in ('mcp.list_projects(text)', 'mcp.project(uuid)', 'mcp.summarize_project(text)') order by 1;
 -- granting to PUBLIC is enough too (authenticated is a member of PUBLIC)
 grant execute on function mcp.list_projects(text) to public;
 select jsonb_path_query_array(pg_temp.rpc(:'alice', 'tools/call', '{"name":"list_projects","arguments":{}}'), '$.result.structuredContent.rows[*].name') as via_public;

@@ -32,17 +32,17 @@ select r -> 'error' -> 'code' as code, strpos(r::text, 'Globex') = 0 as no_leak
 select r -> 'error' -> 'code' as code, strpos(r::text, 'Globex') = 0 as no_leak
   from pg_temp.rpc(:'alice', 'prompts/get', '{"name":"definer_prompt"}') r;
 -- doctor: not exposed, and the reason names SECURITY DEFINER
-select name, kind, state, reasons::text ~* 'security definer' as reason_mentions_security_definer
-  from chumbo.doctor() where name like '%definer%' order by name;
+select "function", kind, state, exposed_to, reasons
+  from chumbo.doctor() where "function" like '%definer%' order by 1;
 -- the app's own capabilities are all exposed
-select name, kind, state from chumbo.doctor()
-  where name not like '%definer%' order by name;
+select "function", kind, state, exposed_to, reasons from chumbo.doctor()
+  where "function" not like '%definer%' order by 1;
 -- explicit opt-in: a privileged capability is exposed (the owner takes responsibility)
 comment on function mcp.all_projects_definer() is 'Every project name. @mcp {"privileged": true}';
 select jsonb_path_query_array(pg_temp.rpc(:'alice', 'tools/call', '{"name":"all_projects_definer","arguments":{}}'), '$.result.structuredContent.rows') as privileged_rows;
-select name, state from chumbo.doctor() where name = 'all_projects_definer';
+select "function", state, exposed_to, reasons from chumbo.doctor() where "function" like 'mcp.all_projects_definer%';
 -- SECURITY DEFINER via ALTER FUNCTION is noticed too
 alter function mcp.list_projects(text) security definer;
 select pg_temp.rpc(:'alice', 'tools/call', '{"name":"list_projects","arguments":{}}') -> 'error' -> 'code' as list_projects_definer_code;
-select name, state from chumbo.doctor() where name = 'list_projects';
+select "function", state, exposed_to, reasons from chumbo.doctor() where "function" like 'mcp.list_projects%';
 rollback;

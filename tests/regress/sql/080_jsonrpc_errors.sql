@@ -59,20 +59,28 @@ select pg_temp.err(chumbo.handle(b::jsonb, :'alice')) as resource_not_found
   from (values ('{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"app://nothing/here"}}'),
                ('{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"app://projects/b1000000-0000-4000-8000-000000000001"}}'),
                ('{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"app://projects/00000000-0000-4000-8000-000000000000"}}')) v(b);
--- -32603 internal error: a resource or prompt whose function fails unexpectedly. The message
--- must not leak SQL text or the internal error.
-create function mcp.broken_resource() returns text language sql stable
-  as $$ select 'secret-' || (1 / (select count(*) - count(*) from public.projects))::text $$;
+-- -32603 internal error: a resource or prompt whose function fails unexpectedly (here: a table
+-- that does not exist). MCP: "Internal errors: -32603". The message must not leak SQL text or
+-- the internal error; it carries a trace id (masked here).
+create function mcp.broken_resource() returns text language plpgsql stable
+  as $$ begin execute 'select * from regress_no_such_table'; return 'x'; end $$;
 comment on function mcp.broken_resource() is 'x @mcp {"resource": "app://broken"}';
-grant execute on function mcp.broken_resource() to authenticated;
-select pg_temp.err(r) as internal_error, r::text ~* 'division|select|secret' as leaks_sql
-  from chumbo.handle('{"jsonrpc":"2.0","id":"r1","method":"resources/read","params":{"uri":"app://broken"}}', :'alice') r;
--- a failing tool is an isError result with the application's message only for raise exception
-create function mcp.broken_tool() returns int language sql stable
-  as $$ select 1 / (select count(*) - count(*) from public.projects)::int $$;
-grant execute on function mcp.broken_tool() to authenticated;
-select r -> 'result' -> 'isError' as is_error, r::text ~* 'select|public\.projects' as leaks_sql
-  from chumbo.handle('{"jsonrpc":"2.0","id":"t1","method":"tools/call","params":{"name":"broken_tool","arguments":{}}}', :'alice') r;
+create function mcp.broken_prompt() returns text language plpgsql stable
+  as $$ begin execute 'select * from regress_no_such_table'; return 'x'; end $$;
+comment on function mcp.broken_prompt() is 'x @mcp {"prompt": true}';
+create function mcp.broken_tool() returns text language plpgsql stable
+  as $$ begin execute 'select * from regress_no_such_table'; return 'x'; end $$;
+select b as request, pg_temp.err(r) as internal_error,
+       regexp_replace(coalesce(r #>> '{error,message}', r #>> '{result,content,0,text}'), 'trace id [0-9a-f]+', 'trace id <masked>') as message,
+       r::text ~* 'regress_no_such_table|select|execute' as leaks_sql
+  from (values ('{"jsonrpc":"2.0","id":"r1","method":"resources/read","params":{"uri":"app://broken"}}'),
+               ('{"jsonrpc":"2.0","id":"p1","method":"prompts/get","params":{"name":"broken_prompt"}}'),
+               ('{"jsonrpc":"2.0","id":"t1","method":"tools/call","params":{"name":"broken_tool","arguments":{}}}')) v(b),
+       lateral (select chumbo.handle(b::jsonb, :'alice')) x(r);
+-- an application error (raise exception) in a prompt is the caller's problem: -32602 with the
+-- application's message
+select pg_temp.err(r) as app_error, regexp_replace(r #>> '{error,message}', 'trace id [0-9a-f]+', 'trace id <masked>') as message
+  from chumbo.handle('{"jsonrpc":"2.0","id":"p2","method":"prompts/get","params":{"name":"summarize_project","arguments":{"project_id":"not-a-uuid"}}}', :'alice') r;
 -- notifications never get an answer, even unknown or malformed ones
 select chumbo.handle(b::jsonb, :'alice') is null as no_answer, b as notification
   from (values ('{"jsonrpc":"2.0","method":"notifications/initialized"}'),

@@ -19,10 +19,9 @@ select r -> 'jsonrpc' as jsonrpc, r -> 'id' as id,
        r #>> '{result,serverInfo,name}' as server_name,
        jsonb_typeof(r #> '{result,serverInfo,version}') as server_version_type
   from pg_temp.init('"2025-11-25"') r;
--- the answer does not depend on who asks (anon gets the same capabilities)
-select (select r #> '{result,capabilities}' from pg_temp.init('"2025-06-18"') r)
-       = (chumbo.handle('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}')
-          #> '{result,capabilities}') as same_for_anon;
+-- capabilities are truthful for the caller: anon, who can complete nothing, gets no completions
+select (select jsonb_agg(k order by k) from jsonb_object_keys(r #> '{result,capabilities}') k) as anon_capabilities
+  from chumbo.handle('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}') r;
 -- initialize with missing or malformed params
 select b as body, r -> 'error' -> 'code' as error, r #> '{result,protocolVersion}' as answered
   from (values ('{"jsonrpc":"2.0","id":1,"method":"initialize"}'),

@@ -101,15 +101,15 @@ select label, pg_temp.outcome(chumbo.handle('{"jsonrpc":"2.0","id":1,"method":"t
 -- C. raw bodies through chumbo.http (public mode: anon)
 select chumbo.configure('{"auth_mode":"public"}') is not null as configured;
 select n, label, r -> 'status' as status,
-       coalesce(r #>> '{body,error,code}', case when r -> 'body' = 'null'::jsonb or r -> 'body' is null then 'no body' else jsonb_typeof(r -> 'body') end) as code,
+       coalesce(r #>> '{body,error,code}', case when r -> 'body' = 'null'::jsonb or r -> 'body' is null then 'no body'
+                when jsonb_typeof(r -> 'body') = 'array' then 'batch ' || jsonb_path_query_array(r -> 'body', '$[*].error.code')::text
+                when r #> '{body,result}' is not null then 'result' else jsonb_typeof(r -> 'body') end) as code,
        r #> '{body,id}' as id
   from (values
     (70, 'truncated JSON',            '{"jsonrpc":"2.0","id":1,"method":"ping"', null::jsonb),
     (71, 'trailing garbage',          '{"jsonrpc":"2.0","id":1,"method":"ping"} x', null),
     (72, 'two objects',               '{"jsonrpc":"2.0","id":1,"method":"ping"}{"jsonrpc":"2.0","id":2,"method":"ping"}', null),
     (73, 'lone surrogate escape',     '{"jsonrpc":"2.0","id":1,"method":"ping\ud800"}', null),
-    (74, 'escaped NUL in method',     '{"jsonrpc":"2.0","id":1,"method":"ping\u0000"}', null),
-    (75, 'escaped NUL in tool name',  '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_projects\u0000","arguments":{}}}', null),
     (76, 'byte order mark',           E'\uFEFF{"jsonrpc":"2.0","id":1,"method":"ping"}', null),
     (77, 'duplicate id keys',         '{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}', null),
     (78, 'single quotes',             '{''jsonrpc'':''2.0'',''id'':1,''method'':''ping''}', null),
@@ -136,6 +136,24 @@ select jsonb_array_length(r -> 'body') as answers,
   from chumbo.http(jsonb_build_object('method', 'POST', 'path', '/mcp',
        'headers', '{"content-type":"application/json","accept":"application/json, text/event-stream","mcp-protocol-version":"2025-03-26"}'::jsonb,
        'body', (select '[' || string_agg(format('{"jsonrpc":"2.0","id":%s,"method":"ping"}', i), ',') || ']' from generate_series(1, 1000) i))) r;
+-- D. escaped NUL characters (valid JSON, but PostgreSQL text and jsonb cannot hold them): a
+-- JSON-RPC error or an isError result, never an SQL error
+grant execute on function mcp.search_documents(text, int) to anon;
+select n, label,
+       coalesce(r #>> '{body,error,code}' in ('-32700', '-32600', '-32601', '-32602'), false)
+         or coalesce(r #>> '{body,result,isError}' = 'true', false) as rejected
+  from (values
+    (91, 'escaped NUL in method',     '{"jsonrpc":"2.0","id":1,"method":"ping\u0000"}'),
+    (92, 'escaped NUL in tool name',  '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_projects\u0000","arguments":{}}}'),
+    (93, 'escaped NUL in string id',  '{"jsonrpc":"2.0","id":"a\u0000b","method":"ping"}'),
+    (94, 'escaped NUL in argument',   '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_documents","arguments":{"query":"a\u0000b"}}}'),
+    (95, 'escaped NUL in a key',      '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_documents","arguments":{"query\u0000":"a"}}}'),
+    (96, 'escaped NUL in resource uri', '{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"app://orgs/mine\u0000"}}')
+  ) v(n, label, body),
+  lateral (select chumbo.http(jsonb_build_object('method', 'POST', 'path', '/mcp',
+           'headers', '{"content-type":"application/json","accept":"application/json, text/event-stream"}'::jsonb,
+           'body', body))) x(r)
+  order by n;
 -- nothing was changed by any of this
 select count(*) as projects, count(*) filter (where name like 'Acme%' or name like 'Globex%') as untouched from public.projects;
 select current_user;

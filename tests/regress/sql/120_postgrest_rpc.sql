@@ -28,10 +28,12 @@ select current_setting('response.status', true) as notification_status;
 -- an unknown method (legacy: 200 with -32601)
 select chumbo.mcp('{"jsonrpc":"2.0","id":3,"method":"nope"}') -> 'error' -> 'code' as unknown_method;
 rollback to savepoint s;
--- anon cannot use the PostgREST entry unless public access is configured
+-- anon gets no capability through the PostgREST entry unless public access is configured:
+-- an authorization error (HTTP 401), not a SQL error
 \set ON_ERROR_STOP 0
 set local role anon;
-select chumbo.mcp('{"jsonrpc":"2.0","id":1,"method":"tools/list"}');
+select chumbo.mcp('{"jsonrpc":"2.0","id":1,"method":"tools/list"}') as anon_answer;
+select current_setting('response.status', true) as anon_status;
 rollback to savepoint s;
 \set ON_ERROR_STOP 1
 rollback;

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Concurrency isolation test: Alice (Acme) and Bob (Globex) call the example app's capabilities
-# at the same time from separate sessions, and a third session alternates between them on one
-# backend (per-backend caches must be keyed by role and claims, not shared). Hundreds of calls
+# at the same time from separate sessions through chumbo.handle, a third session alternates
+# between them on one backend (per-backend caches must be keyed by role and claims, not shared),
+# and a fourth alternates through chumbo.mcp exactly as PostgREST calls it (SET LOCAL ROLE and
+# request.jwt.claims per transaction). Hundreds of calls
 # each; fails if any answer to one user contains the other organization's data, or if an answer
 # is missing the user's own data (so an all-errors run cannot pass).
 #
@@ -13,7 +15,7 @@ set -euo pipefail
 
 export PGHOST="${PGHOST:-127.0.0.1}" PGPORT="${PGPORT:-5432}" PGDATABASE="${PGDATABASE:-chumbo_regress}"
 export PGUSER="${PGUSER:-postgres}"
-CALLS="${CALLS:-300}"
+CALLS="${CALLS:-400}"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 
@@ -39,7 +41,17 @@ check_sql() {
     "$bad" "$who" "$own" "$who" "$body" "$claims"
 }
 
-gen() {  # gen <file> <mode: alice|bob|both>
+# The same check through the PostgREST entry: one transaction per call, role and claims local.
+check_sql_postgrest() {
+  local claims="$1" who="$2" body="$3" own bad
+  if [[ "$who" == alice ]]; then own="(Acme|a1000000-)"; bad="(Globex|b[0-2]000000-)"
+  else own="(Globex|b1000000-)"; bad="(Acme|a[0-2]000000-)"; fi
+  printf "begin;\nset local role authenticated;\nset local request.jwt.claims = '%s';\nset local request.headers = '{\"content-type\":\"application/json\",\"accept\":\"application/json, text/event-stream\",\"mcp-protocol-version\":\"2025-06-18\"}';\n" "$claims"
+  printf "select case when r ~ '%s' then 'LEAK %s ' || left(r, 300) when r !~ '%s' then 'MISSING %s ' || left(r, 300) else 'ok' end from (select chumbo.mcp('%s'::jsonb)::text) x(r);\ncommit;\n" \
+    "$bad" "$who" "$own" "$who" "$body"
+}
+
+gen() {  # gen <file> <mode: alice|bob|both|postgrest>
   local file="$1" mode="$2" i who claims body
   : > "$file"
   for ((i = 0; i < CALLS; i++)); do
@@ -47,10 +59,11 @@ gen() {  # gen <file> <mode: alice|bob|both>
     case "$mode" in
       alice) who=alice ;;
       bob)   who=bob ;;
-      both)  if ((i % 2)); then who=bob; else who=alice; fi ;;
+      both|postgrest) if ((i % 2)); then who=bob; else who=alice; fi ;;
     esac
     if [[ "$who" == alice ]]; then claims="$ALICE"; else claims="$BOB"; fi
-    check_sql "$claims" "$who" "$body" >> "$file"
+    if [[ "$mode" == postgrest ]]; then check_sql_postgrest "$claims" "$who" "$body" >> "$file"
+    else check_sql "$claims" "$who" "$body" >> "$file"; fi
   done
 }
 
@@ -59,9 +72,10 @@ psql -X -q -v ON_ERROR_STOP=1 -c "select 1" >/dev/null || { echo "concurrency: c
 gen "$WORK/alice.sql" alice
 gen "$WORK/bob.sql" bob
 gen "$WORK/both.sql" both
+gen "$WORK/postgrest.sql" postgrest
 
 pids=()
-for s in alice bob both; do
+for s in alice bob both postgrest; do
   psql -X -q -A -t -v ON_ERROR_STOP=1 -f "$WORK/$s.sql" > "$WORK/$s.out" 2> "$WORK/$s.err" &
   pids+=($!)
 done
@@ -71,7 +85,7 @@ for i in "${!pids[@]}"; do
 done
 
 total=0
-for s in alice bob both; do
+for s in alice bob both postgrest; do
   oks=$(grep -c '^ok$' "$WORK/$s.out" || true)
   total=$((total + oks))
   if [[ "$oks" -ne "$CALLS" ]]; then
@@ -86,4 +100,4 @@ if [[ "$fail" -ne 0 ]]; then
   echo "concurrency: FAILED" >&2
   exit 1
 fi
-echo "concurrency: ok ($total calls in 3 concurrent sessions, no cross-organization data)"
+echo "concurrency: ok ($total calls in 4 concurrent sessions, no cross-organization data)"

@@ -6,6 +6,8 @@
 #   3. node --test ts/clients.test.mjs, pytest py/, node --test ts/concurrency.test.mjs
 #   4. starts pgbouncer (transaction pooling, as user postgres, temp dir) and a second edge behind
 #      it, and runs the concurrency test again through it
+#      The database's JWKS is removed first and that edge gets CHUMBO_JWKS_URL (a local static
+#      server): it passes only if the edge's JWKS courier (chumbo.set_jwks) brings the key back.
 #   5. stops what it started
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -16,13 +18,16 @@ DB=chumbo_e2e
 E2E_PORT="${E2E_PORT:-54361}"          # edge -> postgres
 PGB_PORT="${E2E_PGBOUNCER_PORT:-54362}" # pgbouncer
 PGB_EDGE_PORT="${E2E_PGB_EDGE_PORT:-54363}" # edge -> pgbouncer -> postgres
+JWKS_PORT="${E2E_JWKS_PORT:-54365}"    # static JWKS for the courier check
 VENV="${CHUMBO_VENV:-$STATE/venv}"
 PGB_DIR=""
+JWKS_PID=""
 failed=()
 
 cleanup() {
   CHUMBO_EDGE_ID=e2e-edge "$ROOT/scripts/edge.sh" stop || true
   CHUMBO_EDGE_ID=e2e-edge-pgbouncer "$ROOT/scripts/edge.sh" stop || true
+  [[ -n "$JWKS_PID" ]] && kill "$JWKS_PID" 2>/dev/null || true
   if [[ -n "$PGB_DIR" ]]; then
     [[ -f "$PGB_DIR/pgbouncer.pid" ]] && kill "$(cat "$PGB_DIR/pgbouncer.pid")" 2>/dev/null || true
     sleep 0.3
@@ -104,9 +109,29 @@ for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$PGB_PORT") 2>/dev/null && b
 (exec 3<>"/dev/tcp/127.0.0.1/$PGB_PORT") 2>/dev/null || { cat "$PGB_DIR/pgbouncer.log" >&2; die "pgbouncer did not start"; }
 log "pgbouncer $(/usr/sbin/pgbouncer --version | head -1) on 127.0.0.1:$PGB_PORT (transaction pooling)"
 
-CHUMBO_EDGE_ID=e2e-edge-pgbouncer CHUMBO_PORT="$PGB_EDGE_PORT" CHUMBO_PUBLIC_URL= CHUMBO_DB_PREPARE=false CHUMBO_DB_POOL=16 \
-  EDGE_DATABASE_URL="postgres://chumbo_edge:$EDGE_PW@127.0.0.1:$PGB_PORT/$DB" "$ROOT/scripts/edge.sh" start
-mint_env "$PGB_EDGE_PORT"
+# The JWKS courier: the database forgets the key, the edge behind pgbouncer fetches it from a
+# static server and hands it over with chumbo.set_jwks() on its first request.
+deno run -A "$ROOT/scripts/mint-token.ts" jwks > "$PGB_DIR/jwks.json"
+python3 -m http.server --bind 127.0.0.1 --directory "$PGB_DIR" "$JWKS_PORT" >/dev/null 2>&1 &
+JWKS_PID=$!
+psql -X -q -v ON_ERROR_STOP=1 "postgres://postgres@127.0.0.1:$PGPORT/$DB" -c "select chumbo.configure('{\"jwks\": null}')" >/dev/null
+ping='{"jsonrpc":"2.0","id":1,"method":"ping"}'
+status() { # status URL TOKEN: HTTP status of a ping
+  curl -s -o /dev/null -w '%{http_code}' -H "authorization: Bearer $2" -H 'content-type: application/json' \
+    -H 'accept: application/json, text/event-stream' -H 'mcp-protocol-version: 2025-11-25' -d "$ping" "$1"
+}
+courier() {
+  local without; without="$(status "$MCP_URL" "$ALICE_TOKEN")"   # MCP_URL/tokens of the first edge
+  [[ "$without" == 401 ]] || { warn "without a JWKS the database should refuse the token, got $without"; return 1; }
+  CHUMBO_EDGE_ID=e2e-edge-pgbouncer CHUMBO_PORT="$PGB_EDGE_PORT" CHUMBO_PUBLIC_URL= CHUMBO_DB_PREPARE=false CHUMBO_DB_POOL=16 \
+    CHUMBO_JWKS_URL="http://127.0.0.1:$JWKS_PORT/jwks.json" \
+    EDGE_DATABASE_URL="postgres://chumbo_edge:$EDGE_PW@127.0.0.1:$PGB_PORT/$DB" "$ROOT/scripts/edge.sh" start
+  mint_env "$PGB_EDGE_PORT"
+  local with; with="$(status "$MCP_URL" "$ALICE_TOKEN")"
+  [[ "$with" == 200 ]] || { warn "the edge's JWKS courier did not restore the key: ping answered $with"; return 1; }
+  echo "JWKS courier: 401 without the key, 200 after the edge carried it (chumbo.set_jwks)"
+}
+suite "jwks courier" courier
 suite "concurrency (edge -> pgbouncer -> postgres)" env E2E_LABEL="edge -> pgbouncer (transaction) -> postgres" \
   node --test --test-reporter=spec ts/concurrency.test.mjs
 

@@ -25,6 +25,10 @@
 //                                 "postgrest": POST to ${SUPABASE_URL}/rest/v1/rpc/mcp with the
 //                                 caller's Authorization and SUPABASE_ANON_KEY as apikey
 //                                 (chumbo.mcp reads claims and headers from PostgREST's GUCs).
+//   CHUMBO_JWKS_URL               the issuer's JWKS (default ${SUPABASE_URL}/auth/v1/.well-known/jwks.json
+//                                 when SUPABASE_URL is set): the edge carries it to the database with
+//                                 chumbo.set_jwks() on the first request, hourly, and when a token names
+//                                 a key id it has not seen (at most every 30 s). Direct mode only.
 //   CHUMBO_DB_POOL                pool size (default 8)
 //   CHUMBO_DB_PREPARE             "false" behind a transaction pooler without prepared-statement
 //                                 support (pgbouncer < 1.21); default true
@@ -75,6 +79,38 @@ const sql = MODE === "direct"
     connection: { application_name: "chumbo-edge" },
   })
   : null;
+
+// JWKS courier: the database verifies tokens, the edge only keeps its copy of the keys current.
+// The kid is read from the (unverified) token header just to notice a rotated key early.
+const JWKS_URL = env("CHUMBO_JWKS_URL") ?? (SUPABASE_URL && `${SUPABASE_URL}/auth/v1/.well-known/jwks.json`);
+let jwks = { kids: new Set<string>(), at: 0, pending: null as Promise<void> | null };
+
+function tokenKid(authorization: string | null): string | null {
+  const m = authorization?.match(/^Bearer\s+([\w-]+)\./i);
+  try {
+    return m ? JSON.parse(atob(m[1].replace(/-/g, "+").replace(/_/g, "/"))).kid ?? null : null;
+  } catch {
+    return null;
+  }
+}
+
+async function refreshJwks(authorization: string | null) {
+  if (!JWKS_URL || !sql) return;
+  const kid = tokenKid(authorization);
+  const age = Date.now() - jwks.at;
+  if (age < 3600_000 && (kid === null || jwks.kids.has(kid) || age < 30_000)) return;
+  jwks.pending ??= (async () => {
+    try {
+      const set = await (await fetch(JWKS_URL)).json();
+      await sql`select chumbo.set_jwks(${sql.json(set)}::jsonb)`;
+      jwks = { kids: new Set(set.keys.map((k: { kid?: string }) => k.kid)), at: Date.now(), pending: null };
+    } catch (e) {
+      console.error(`chumbo-edge: JWKS refresh from ${JWKS_URL} failed:`, e);
+      jwks = { ...jwks, at: Date.now(), pending: null };
+    }
+  })();
+  await jwks.pending;
+}
 
 function json(status: number, body: unknown, headers: HeadersInit = {}) {
   const h = new Headers(headers);
@@ -239,6 +275,7 @@ export async function handler(req: Request): Promise<Response> {
   // jsonb cannot hold U+0000, and JSON text never contains a raw NUL: not JSON, answer as the server would.
   if (body.includes("\0")) return rpcError(400, "Parse error", -32700);
   try {
+    if (MODE === "direct") await refreshJwks(req.headers.get("authorization"));
     const result = MODE === "postgrest" ? await forwardPostgrest(req, body) : await forwardDirect(req, path, body);
     return respond(result, origin);
   } catch (e) {

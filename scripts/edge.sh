@@ -40,7 +40,8 @@ stop() {
 
 start() {
   stop
-  if [[ -z "${EDGE_DATABASE_URL:-}" && -f "$STATE/dev.env" ]]; then
+  EDGE_DATABASE_URL="${EDGE_DATABASE_URL:-${CHUMBO_EDGE_DATABASE_URL:-}}"
+  if [[ -z "$EDGE_DATABASE_URL" && -f "$STATE/dev.env" ]]; then
     EDGE_DATABASE_URL="$(sed -n 's/^EDGE_DATABASE_URL=//p' "$STATE/dev.env" | tail -1)"
   fi
   [[ -n "${EDGE_DATABASE_URL:-}" ]] || die "edge.sh: set EDGE_DATABASE_URL (login role chumbo_edge)"

@@ -52,7 +52,7 @@ start() {
     setsid nohup deno run --allow-env --allow-net --frozen --config "$FN/deno.json" "$FN/index.ts" \
     >"$LOGFILE" 2>&1 </dev/null &
   echo $! >"$PIDFILE"
-  for _ in $(seq 100); do
+  for _ in $(seq 300); do   # 60 s: a cold Deno cache downloads postgres.js first
     if curl -fsS -o /dev/null "http://127.0.0.1:$PORT/.well-known/oauth-protected-resource" 2>/dev/null; then
       echo "MCP_URL=$CHUMBO_PUBLIC_URL"
       return 0

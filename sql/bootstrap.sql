@@ -112,3 +112,23 @@ revoke all on function chumbo.grant_edge(regrole) from public;
 comment on function chumbo.grant_edge(regrole) is
   'Give the HTTP edge''s login role what it needs: usage on schema chumbo, execute on chumbo.handle/chumbo.http/chumbo.set_jwks, membership in anon and authenticated.';
 
+
+-- API keys (auth_mode "api-key"): a principal with a role and scopes, no fabricated user. Only
+-- the SHA-256 of the secret is stored; the key itself is shown once by chumbo.create_api_key.
+create table chumbo.api_keys (
+    id uuid primary key default gen_random_uuid(),
+    secret_sha256 bytea not null,
+    role text not null,
+    scopes text[] not null default '{}',
+    label text,
+    created_at timestamptz not null default now(),
+    expires_at timestamptz,
+    revoked_at timestamptz
+);
+revoke all on chumbo.api_keys from public;
+
+create function chumbo.revoke_api_key(key_id uuid) returns boolean
+language sql as $$
+    update chumbo.api_keys set revoked_at = now() where id = key_id and revoked_at is null returning true
+$$;
+revoke all on function chumbo.revoke_api_key(uuid) from public;

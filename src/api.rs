@@ -1,6 +1,7 @@
 //! The SQL entry points: `chumbo.handle`, `chumbo.http`, `chumbo.mcp`. None of them raises for a
 //! protocol-level problem; each answers in JSON-RPC shape.
 
+use crate::apikey;
 use crate::auth::{self, AuthError};
 use crate::events;
 use crate::jsonrpc::{self, Message, RpcError, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR};
@@ -113,11 +114,14 @@ fn process_message(
 /// The caller a set of verified claims stands for, or why it may not call anything.
 fn caller_from(registry: &Registry, claims: Option<Value>) -> Result<Caller, String> {
     let claims = claims.unwrap_or_else(|| json!({"role": "anon"}));
-    let role = claims
-        .get("role")
-        .and_then(Value::as_str)
-        .unwrap_or("anon")
-        .to_string();
+    if !claims.is_object() {
+        return Err("claims must be a JSON object".into());
+    }
+    let role = match claims.get("role") {
+        None => "anon".to_string(),
+        Some(Value::String(r)) => r.clone(),
+        Some(_) => return Err("the role claim must be a string".into()),
+    };
     let role_oid = session::check_role(&role, &registry.settings.allowed_roles)?;
     Ok(Caller {
         scopes: registry::scopes_of(&claims),
@@ -128,7 +132,7 @@ fn caller_from(registry: &Registry, claims: Option<Value>) -> Result<Caller, Str
 }
 
 fn parse_body(text: &str) -> Result<Value, RpcError> {
-    serde_json::from_str(text).map_err(|e| {
+    let value: Value = serde_json::from_str(text).map_err(|e| {
         if e.to_string().contains("recursion limit") {
             RpcError::new(
                 INVALID_REQUEST,
@@ -139,7 +143,22 @@ fn parse_body(text: &str) -> Result<Value, RpcError> {
         } else {
             RpcError::new(INVALID_REQUEST, format!("Invalid Request: {e}"))
         }
-    })
+    })?;
+    if jsonrpc::contains_nul(&value) {
+        return Err(RpcError::new(
+            INVALID_REQUEST,
+            "Invalid Request: strings must not contain U+0000",
+        ));
+    }
+    Ok(value)
+}
+
+/// The request id to echo in an error about the whole request, when it can be read.
+fn id_of(msg: &Value) -> Value {
+    msg.get("id")
+        .filter(|i| i.is_string() || i.is_i64() || i.is_u64())
+        .cloned()
+        .unwrap_or(Value::Null)
 }
 
 /// `chumbo.handle(body, claims)`: one JSON-RPC message for already-verified claims.
@@ -163,13 +182,8 @@ fn handle(body: Option<JsonbText>, claims: default!(Option<JsonB>, "NULL")) -> O
     let caller = match caller_from(&registry, claims.map(|c| c.0)) {
         Ok(c) => c,
         Err(m) => {
-            let id = msg
-                .get("id")
-                .cloned()
-                .filter(|i| i.is_string() || i.is_i64() || i.is_u64())
-                .unwrap_or(Value::Null);
             return Some(JsonB(jsonrpc::error(
-                &id,
+                &id_of(&msg),
                 &RpcError::new(INVALID_REQUEST, format!("Invalid Request: {m}")),
             )));
         }
@@ -184,6 +198,12 @@ fn header<'a>(headers: &'a Map<String, Value>, name: &str) -> Option<&'a str> {
         .iter()
         .find(|(k, _)| k.eq_ignore_ascii_case(name))
         .and_then(|(_, v)| v.as_str())
+}
+
+fn bearer_token(headers: &Map<String, Value>) -> Option<&str> {
+    let h = header(headers, "authorization")?;
+    let (scheme, token) = h.trim().split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
 }
 
 fn challenge(
@@ -256,31 +276,30 @@ pub fn process_http(request: &Value, verified_claims: Option<Value>) -> Answer {
         );
     }
 
-    // Authenticate before parsing, so unauthenticated callers learn nothing about the server.
+    // Parsed before authenticating only so that every error can echo the request id; nothing
+    // runs and nothing about the server is revealed before the caller is authenticated.
+    let parsed = parse_body(&body_text);
+    let req_id = parsed.as_ref().map(id_of).unwrap_or(Value::Null);
     let claims = match (verified_claims, &settings.auth_mode) {
         (Some(c), _) => c,
         (None, AuthMode::Public) => json!({"role": "anon"}),
         (None, AuthMode::ApiKey) => {
-            let mut a = error_answer(
-                401,
-                &Value::Null,
-                INVALID_REQUEST,
-                "API keys are not supported yet",
-            );
-            a.headers.insert(
-                "www-authenticate".into(),
-                json!(challenge(resource_metadata, None, &[])),
-            );
-            return a;
+            let key = header(headers, "x-api-key").or_else(|| bearer_token(headers));
+            match key.map(apikey::verify) {
+                Some(Ok(c)) => c,
+                failure => {
+                    let message = match failure {
+                        Some(Err(m)) => m,
+                        _ => "an API key is required".to_string(),
+                    };
+                    let mut a = error_answer(401, &req_id, INVALID_REQUEST, &message);
+                    a.headers.insert("www-authenticate".into(), json!("ApiKey"));
+                    return a;
+                }
+            }
         }
         (None, AuthMode::Bearer | AuthMode::Oauth) => {
-            let token = header(headers, "authorization")
-                .and_then(|h| {
-                    h.strip_prefix("Bearer ")
-                        .or_else(|| h.strip_prefix("bearer "))
-                })
-                .map(str::trim);
-            let verified = match token {
+            let verified = match bearer_token(headers) {
                 None | Some("") => Err(AuthError::Missing),
                 Some(t) => auth::verify(t, settings, resource),
             };
@@ -294,7 +313,7 @@ pub fn process_http(request: &Value, verified_claims: Option<Value>) -> Answer {
                             format!("Invalid token: {m}"),
                         ),
                     };
-                    let mut a = error_answer(401, &Value::Null, INVALID_REQUEST, &message);
+                    let mut a = error_answer(401, &req_id, INVALID_REQUEST, &message);
                     a.headers.insert(
                         "www-authenticate".into(),
                         json!(challenge(resource_metadata, error, &[])),
@@ -305,7 +324,7 @@ pub fn process_http(request: &Value, verified_claims: Option<Value>) -> Answer {
         }
     };
 
-    let msg = match parse_body(&body_text) {
+    let msg = match parsed {
         Ok(v) => v,
         Err(e) => return answer(400, Some(jsonrpc::error(&Value::Null, &e))),
     };
@@ -316,7 +335,7 @@ pub fn process_http(request: &Value, verified_claims: Option<Value>) -> Answer {
                 "Bad Request: unsupported protocol version {v} (supported: {})",
                 LEGACY_VERSIONS.join(", ")
             );
-            return error_answer(400, &Value::Null, INVALID_REQUEST, &m);
+            return error_answer(400, &req_id, INVALID_REQUEST, &m);
         }
     }
     // Without the header the spec says to assume 2025-03-26.
@@ -324,14 +343,7 @@ pub fn process_http(request: &Value, verified_claims: Option<Value>) -> Answer {
 
     let caller = match caller_from(&registry, Some(claims)) {
         Ok(c) => c,
-        Err(m) => {
-            return error_answer(
-                403,
-                &Value::Null,
-                INVALID_REQUEST,
-                &format!("Forbidden: {m}"),
-            )
-        }
+        Err(m) => return error_answer(403, &req_id, INVALID_REQUEST, &format!("Forbidden: {m}")),
     };
 
     let messages: Vec<&Value> = match &msg {
@@ -363,8 +375,7 @@ pub fn process_http(request: &Value, verified_claims: Option<Value>) -> Answer {
     if messages.iter().any(|m| is_modern(m)) {
         // MCP 2026-07-28 is not served yet: answer like a legacy-only server so dual-era clients
         // fall back to initialize (never with a modern error code).
-        let id = msg.get("id").cloned().unwrap_or(Value::Null);
-        return error_answer(400, &id, INVALID_REQUEST, "Invalid Request: this server speaks MCP 2024-11-05 to 2025-11-25; start with initialize");
+        return error_answer(400, &req_id, INVALID_REQUEST, "Invalid Request: this server speaks MCP 2024-11-05 to 2025-11-25; start with initialize");
     }
 
     let mut responses = vec![];
@@ -470,7 +481,7 @@ fn set_local(name: &str, value: &str) {
 fn mcp(body: Option<JsonbText>) -> Option<JsonB> {
     let claims =
         current_setting("request.jwt.claims").and_then(|c| serde_json::from_str::<Value>(&c).ok());
-    let mut claims = claims.unwrap_or_else(|| json!({}));
+    let mut claims = claims.filter(Value::is_object).unwrap_or_else(|| json!({}));
     // PostgREST runs the function as the role it switched to: that is the caller's role.
     let role = Spi::get_one::<String>("select current_user::text")
         .ok()
@@ -485,7 +496,10 @@ fn mcp(body: Option<JsonbText>) -> Option<JsonB> {
     let is_anon = role == "anon";
     let public = matches!(registry::current().settings.auth_mode, AuthMode::Public);
     let a = if is_anon && !public {
-        let mut a = error_answer(401, &Value::Null, INVALID_REQUEST, "Authorization required");
+        let id = parse_body(&body_text)
+            .map(|m| id_of(&m))
+            .unwrap_or(Value::Null);
+        let mut a = error_answer(401, &id, INVALID_REQUEST, "Authorization required");
         a.headers
             .insert("www-authenticate".into(), json!(challenge(None, None, &[])));
         a

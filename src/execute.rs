@@ -101,10 +101,15 @@ pub fn call(
     })
 }
 
-/// The message a capability's error may show the caller, and whether it is the app's own.
-/// Only messages that cannot carry SQL text or other rows' values pass; the rest become a generic
-/// message with the trace id, and the full error goes to the server log only.
-pub fn public_message(e: &CaughtSqlError, trace_id: &str) -> String {
+/// What a capability's error may show the caller. Only messages that cannot carry SQL text or
+/// other rows' values pass; the rest become a generic message with the trace id (`internal`), and
+/// the full error goes to the server log only.
+pub struct PublicError {
+    pub message: String,
+    pub internal: bool,
+}
+
+pub fn public_error(e: &CaughtSqlError, trace_id: &str) -> PublicError {
     let class = &e.sqlstate[..2];
     let text = match (e.sqlstate.as_str(), class) {
         // RAISE EXCEPTION 'message' in the capability: the app speaks to the model.
@@ -119,18 +124,22 @@ pub fn public_message(e: &CaughtSqlError, trace_id: &str) -> String {
         )),
         _ => None,
     };
+    pgrx::ereport!(
+        PgLogLevel::LOG_SERVER_ONLY,
+        PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
+        format!(
+            "chumbo trace {trace_id}: capability failed with {}: {}",
+            e.sqlstate, e.message
+        )
+    );
     match text {
-        Some(t) => format!("{t} (trace id {trace_id})"),
-        None => {
-            pgrx::ereport!(
-                PgLogLevel::LOG_SERVER_ONLY,
-                PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
-                format!(
-                    "chumbo trace {trace_id}: capability failed with {}: {}",
-                    e.sqlstate, e.message
-                )
-            );
-            format!("Internal error while running the capability (trace id {trace_id})")
-        }
+        Some(t) => PublicError {
+            message: format!("{t} (trace id {trace_id})"),
+            internal: false,
+        },
+        None => PublicError {
+            message: format!("Internal error while running the capability (trace id {trace_id})"),
+            internal: true,
+        },
     }
 }

@@ -94,9 +94,6 @@ pub fn parse(msg: &Value) -> Result<Message, (Value, RpcError)> {
         }
         None => return fail("\"method\" is missing"),
     };
-    if method.is_empty() {
-        return fail("\"method\" must not be empty");
-    }
     let params = match obj.get("params") {
         None => Map::new(),
         Some(Value::Object(p)) => p.clone(),
@@ -114,6 +111,16 @@ pub fn parse(msg: &Value) -> Result<Message, (Value, RpcError)> {
             fail("\"id\" must be a string or an integer (MCP forbids null)")
         }
         Some(id) => Ok(Message::Request { id, method, params }),
+    }
+}
+
+/// PostgreSQL text cannot hold U+0000, so no string of a message may contain it.
+pub fn contains_nul(v: &Value) -> bool {
+    match v {
+        Value::String(s) => s.contains('\0'),
+        Value::Array(a) => a.iter().any(contains_nul),
+        Value::Object(o) => o.iter().any(|(k, v)| k.contains('\0') || contains_nul(v)),
+        _ => false,
     }
 }
 

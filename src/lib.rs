@@ -4,6 +4,7 @@
 use pgrx::prelude::*;
 
 mod api;
+mod apikey;
 mod auth;
 mod content;
 mod doctor;

@@ -1,7 +1,7 @@
 //! MCP methods of the legacy era (2024-11-05 … 2025-11-25), answered from the registry.
 
 use crate::events;
-use crate::execute::{self, Returned};
+use crate::execute::{self, PublicError, Returned};
 use crate::jsonrpc::{self, RpcError, METHOD_NOT_FOUND};
 use crate::registry::{Caller, Capability, Kind, Registry};
 use crate::session;
@@ -268,12 +268,24 @@ fn tool_error(text: String) -> Value {
     json!({"content": [{"type": "text", "text": text}], "isError": true})
 }
 
-fn run(ctx: &Context, cap: &Capability, args: &Map<String, Value>) -> Result<Returned, String> {
+fn run(
+    ctx: &Context,
+    cap: &Capability,
+    args: &Map<String, Value>,
+) -> Result<Returned, PublicError> {
     let s = &ctx.registry.settings;
-    execute::call(cap, ctx.caller, args, s.max_rows, s.max_result_bytes).map_err(|e| {
-        let trace = session::trace_id();
-        execute::public_message(&e, &trace)
-    })
+    execute::call(cap, ctx.caller, args, s.max_rows, s.max_result_bytes)
+        .map_err(|e| execute::public_error(&e, &session::trace_id()))
+}
+
+/// A resource or prompt failing: the app refusing its input is -32602, anything else -32603.
+fn method_error(e: PublicError) -> RpcError {
+    let code = if e.internal {
+        jsonrpc::INTERNAL_ERROR
+    } else {
+        jsonrpc::INVALID_PARAMS
+    };
+    RpcError::new(code, e.message)
 }
 
 fn call_tool(ctx: &Context, params: &Map<String, Value>) -> Answer {
@@ -311,7 +323,7 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> Answer {
     }
     let returned = match run(ctx, cap, &args) {
         Ok(r) => r,
-        Err(message) => return Ok(tool_error(message)),
+        Err(e) => return Ok(tool_error(e.message)),
     };
     let max = ctx.registry.settings.max_result_bytes;
     let (text, structured) = match (cap.returns, returned) {
@@ -403,11 +415,7 @@ fn read_resource(ctx: &Context, params: &Map<String, Value>) -> Answer {
     let value = match run(ctx, cap, &args) {
         Ok(Returned::One(Some(v))) if !v.is_null() => v,
         Ok(_) => return Err(not_found(uri)),
-        Err(message) => {
-            return Err(RpcError::invalid_params(message)
-                .with_data(json!({"uri": uri}))
-                .into())
-        }
+        Err(e) => return Err(method_error(e).with_data(json!({"uri": uri})).into()),
     };
     let mut content = json!({"uri": uri});
     match (cap.returns, value) {
@@ -479,7 +487,7 @@ fn get_prompt(ctx: &Context, params: &Map<String, Value>) -> Answer {
     let value = match run(ctx, cap, &args) {
         Ok(Returned::One(v)) => v.unwrap_or(Value::Null),
         Ok(Returned::Rows { .. }) => Value::Null,
-        Err(message) => return Err(RpcError::invalid_params(message).into()),
+        Err(e) => return Err(method_error(e).into()),
     };
     let (description, messages) = match value {
         Value::String(text) => (
@@ -597,6 +605,6 @@ fn complete_with_function(ctx: &Context, func: &str, prefix: &str) -> Result<Vec
             Ok::<_, pgrx::spi::Error>(out)
         })
     })
-    .map_err(|e| execute::public_message(&e, &trace))?
+    .map_err(|e| execute::public_error(&e, &trace).message)?
     .map_err(|_| format!("completion failed (trace id {trace})"))
 }

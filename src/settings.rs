@@ -12,7 +12,7 @@ pub enum AuthMode {
     Oauth,
     /// JWT bearer tokens, no discovery.
     Bearer,
-    /// Hashed API keys held by chumbo (not yet implemented: requests are refused).
+    /// API keys from `chumbo.create_api_key` (`x-api-key` or `Authorization: Bearer`).
     #[serde(rename = "api-key")]
     ApiKey,
     /// Everyone is `anon`; must be chosen explicitly.

@@ -1,0 +1,73 @@
+//! API keys: `chumbo_<key id>_<secret>`. The table holds only SHA-256 of the secret; a key stands
+//! for a role and scopes, never for a user.
+
+use crate::session;
+use base64::Engine;
+use pgrx::prelude::*;
+use sha2::{Digest, Sha256};
+
+const PREFIX: &str = "chumbo_";
+
+/// Creates a key and returns it; it cannot be shown again.
+#[pg_extern]
+fn create_api_key(
+    role: &str,
+    scopes: default!(Vec<String>, "'{}'"),
+    label: default!(Option<&str>, "NULL"),
+    expires_at: default!(Option<pgrx::datum::TimestampWithTimeZone>, "NULL"),
+) -> String {
+    let mut secret = [0u8; 32];
+    unsafe {
+        pgrx::pg_sys::pg_strong_random(secret.as_mut_ptr().cast(), secret.len());
+    }
+    let secret = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(secret);
+    let digest = Sha256::digest(secret.as_bytes()).to_vec();
+    let id = Spi::get_one_with_args::<String>(
+        "insert into chumbo.api_keys (secret_sha256, role, scopes, label, expires_at)
+         values ($1, $2, $3, $4, $5) returning replace(id::text, '-', '')",
+        &[
+            digest.into(),
+            role.into(),
+            scopes.into(),
+            label.into(),
+            expires_at.into(),
+        ],
+    )
+    .ok()
+    .flatten()
+    .unwrap_or_else(|| error!("chumbo.create_api_key: could not store the key"));
+    format!("{PREFIX}{id}_{secret}")
+}
+
+/// The claims an API key stands for, or why it is refused.
+pub fn verify(key: &str) -> Result<serde_json::Value, String> {
+    let invalid = || "the API key is invalid".to_string();
+    let rest = key.strip_prefix(PREFIX).ok_or_else(invalid)?;
+    let (id, secret) = rest.split_once('_').ok_or_else(invalid)?;
+    if id.len() != 32 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(invalid());
+    }
+    let digest = Sha256::digest(secret.as_bytes()).to_vec();
+    let id = id.to_string();
+    let row = session::as_owner(move || {
+        Spi::get_three_with_args::<Vec<u8>, String, Vec<String>>(
+            "select secret_sha256, role, scopes from chumbo.api_keys
+              where id = $1::uuid and revoked_at is null and (expires_at is null or expires_at > now())",
+            &[id.as_str().into()],
+        )
+    });
+    match row {
+        Ok((Some(stored), Some(role), scopes)) if constant_time_eq(&stored, &digest) => {
+            Ok(serde_json::json!({
+                "role": role,
+                "scope": scopes.unwrap_or_default().join(" "),
+                "chumbo_api_key": key.split('_').nth(1),
+            }))
+        }
+        _ => Err(invalid()),
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}

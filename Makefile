@@ -12,4 +12,4 @@ install:  ## build the extension (release) and install it into the system Postgr
 setup:    ## only install missing packages and tools
 	@scripts/setup.sh
 status:   ## is the dev cluster running?
-	@CHUMBO_CLUSTER=dev scripts/cluster.sh status
+	@CHUMBO_CLUSTER=dev scripts/cluster.sh status || true

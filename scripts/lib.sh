@@ -21,8 +21,10 @@ log()  { printf '%s==> %s%s\n' "$_b" "$*" "$_n" >&2; }
 warn() { printf '%sWARNING: %s%s\n' "$_y" "$*" "$_n" >&2; }
 die()  { printf '%sERROR: %s%s\n' "$_r" "$*" "$_n" >&2; exit 1; }
 
-# psql_at PORT DB [psql args...]: superuser connection over TCP, stop on the first error.
+# psql_at PORT DB [psql args...]: superuser connection over TCP, stop on the first error,
+# without the NOTICE chatter of idempotent DDL ("already exists, skipping").
 psql_at() {
   local port="$1" db="$2"; shift 2
-  psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$port" -U postgres -d "$db" "$@"
+  PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=warning" \
+    psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$port" -U postgres -d "$db" "$@"
 }

@@ -132,3 +132,81 @@ language sql as $$
     update chumbo.api_keys set revoked_at = now() where id = key_id and revoked_at is null returning true
 $$;
 revoke all on function chumbo.revoke_api_key(uuid) from public;
+
+-- Secrets the extension holds: 'state' keys durable-state partitions, 'request_state' protects
+-- MRTR state. 32 bytes from gen_random_uuid() pairs (pg_strong_random underneath).
+create table chumbo.keys (
+    name text primary key,
+    secret bytea not null,
+    created_at timestamptz not null default now()
+);
+revoke all on chumbo.keys from public;
+create function chumbo._new_secret() returns bytea language sql volatile as $$
+    select decode(replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', ''), 'hex')
+$$;
+revoke all on function chumbo._new_secret() from public;
+insert into chumbo.keys (name, secret) values ('state', chumbo._new_secret()), ('request_state', chumbo._new_secret());
+create trigger keys_changed after insert or update or delete on chumbo.keys
+    for each statement execute function chumbo._settings_changed();
+
+-- Rate limits: fixed-window counters. One statement, so concurrent callers serialize on the row
+-- and exactly max_hits of them get through per window.
+create table chumbo.rate_counters (
+    bucket text not null,
+    window_start timestamptz not null,
+    hits integer not null,
+    primary key (bucket, window_start)
+);
+revoke all on chumbo.rate_counters from public;
+
+create function chumbo._rate_hit(bucket text, window_seconds integer, max_hits integer) returns integer
+language plpgsql as $$
+#variable_conflict use_column
+declare
+    started timestamptz := to_timestamp(floor(extract(epoch from clock_timestamp()) / window_seconds) * window_seconds);
+    counted integer;
+begin
+    insert into chumbo.rate_counters as c (bucket, window_start, hits) values ($1, started, 1)
+    on conflict (bucket, window_start) do update set hits = c.hits + 1
+    where c.hits < max_hits
+    returning c.hits into counted;
+    if counted is null then
+        -- refused: seconds until the window ends
+        return greatest(1, ceil(extract(epoch from started + make_interval(secs => window_seconds) - clock_timestamp()))::integer);
+    end if;
+    -- reclaim a few finished windows
+    delete from chumbo.rate_counters r where r.ctid in (
+        select ctid from chumbo.rate_counters where window_start < started - make_interval(secs => window_seconds)
+        limit 8 for update skip locked);
+    return 0;
+end $$;
+revoke all on function chumbo._rate_hit(text, integer, integer) from public;
+comment on function chumbo._rate_hit(text, integer, integer) is
+  'Count one hit for bucket in the current fixed window; 0 if allowed, else seconds until the window resets.';
+
+-- Audit events: one row per request outcome. Never arguments, results, tokens or SQL text unless
+-- a capability opts in (@mcp {"audit": {"arguments": true}}).
+create table chumbo.audit_events (
+    id bigint generated always as identity primary key,
+    at timestamptz not null default now(),
+    trace_id text not null,
+    era text not null,
+    method text,
+    capability text,
+    principal text not null,
+    outcome text not null,
+    duration_ms double precision not null,
+    bytes integer not null,
+    detail jsonb
+);
+create index audit_events_at on chumbo.audit_events (at);
+revoke all on chumbo.audit_events from public;
+
+create function chumbo.prune_audit_events(older_than interval default '30 days') returns bigint
+language sql as $$
+    with gone as (delete from chumbo.audit_events where at < now() - older_than returning 1)
+    select count(*) from gone
+$$;
+revoke all on function chumbo.prune_audit_events(interval) from public;
+comment on function chumbo.prune_audit_events(interval) is
+  'Delete audit events older than the retention (default 30 days); schedule it with pg_cron.';

@@ -5,6 +5,8 @@ use crate::apikey;
 use crate::auth::{self, AuthError};
 use crate::events;
 use crate::jsonrpc::{self, Message, RpcError, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR};
+use crate::ledger;
+use crate::principal::{self, Principal};
 use crate::protocol::{self, Context, LEGACY_VERSIONS};
 use crate::registry::{self, Caller, Registry};
 use crate::session;
@@ -79,11 +81,14 @@ fn process_message(
         Ok(Message::Notification | Message::ClientResponse) => return (None, vec![]),
         Ok(Message::Request { id, method, params }) => (id, method, params),
     };
+    let started = std::time::Instant::now();
     let progress = params
         .get("_meta")
         .and_then(|m| m.get("progressToken"))
         .cloned();
     events::begin(progress);
+    let state_key = registry.keys.get("state").cloned().unwrap_or_default();
+    principal::enter(caller.principal.clone(), state_key);
     let ctx = Context {
         registry,
         caller,
@@ -92,11 +97,22 @@ fn process_message(
     // Anything unexpected (a bug, a catalog hiccup) must still be answered, and must not leave
     // half-done work behind: hence the subtransaction around the whole method.
     let outcome = session::in_subtransaction(|| protocol::dispatch(&ctx, &method, &params));
-    match outcome {
-        Ok(Ok(result)) => (Some(jsonrpc::result(&id, result)), vec![]),
-        Ok(Err(f)) => (Some(jsonrpc::error(&id, &f.error)), f.missing_scopes),
+    principal::leave();
+    let trace = session::trace_id();
+    let (response, missing_scopes, class) = match outcome {
+        Ok(Ok(result)) => {
+            let class = if result.get("isError") == Some(&Value::Bool(true)) {
+                "tool_error"
+            } else {
+                "ok"
+            };
+            (jsonrpc::result(&id, result), vec![], class.to_string())
+        }
+        Ok(Err(f)) => {
+            let class = format!("error {}", f.error.code);
+            (jsonrpc::error(&id, &f.error), f.missing_scopes, class)
+        }
         Err(e) => {
-            let trace = session::trace_id();
             pgrx::ereport!(
                 PgLogLevel::LOG_SERVER_ONLY,
                 PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
@@ -106,13 +122,39 @@ fn process_message(
                 )
             );
             let err = RpcError::new(INTERNAL_ERROR, format!("Internal error (trace id {trace})"));
-            (Some(jsonrpc::error(&id, &err)), vec![])
+            (jsonrpc::error(&id, &err), vec![], "internal".to_string())
         }
+    };
+    if registry.settings.audit {
+        let capability = params
+            .get("name")
+            .or_else(|| params.get("uri"))
+            .and_then(Value::as_str);
+        let opted_in = capability
+            .and_then(|n| registry.find(n, registry::Kind::Tool))
+            .and_then(|c| c.meta.audit.as_ref())
+            .is_some_and(|a| a.arguments);
+        ledger::audit(json!({
+            "trace_id": trace,
+            "era": "legacy",
+            "method": method,
+            "capability": capability,
+            "principal": caller.principal.digest(),
+            "outcome": class,
+            "duration_ms": started.elapsed().as_secs_f64() * 1000.0,
+            "bytes": response.to_string().len(),
+            "detail": if opted_in { json!({"arguments": params.get("arguments")}) } else { Value::Null },
+        }));
     }
+    (Some(response), missing_scopes)
 }
 
 /// The caller a set of verified claims stands for, or why it may not call anything.
-fn caller_from(registry: &Registry, claims: Option<Value>) -> Result<Caller, String> {
+fn caller_from(
+    registry: &Registry,
+    claims: Option<Value>,
+    origin: Option<String>,
+) -> Result<Caller, String> {
     let claims = claims.unwrap_or_else(|| json!({"role": "anon"}));
     if !claims.is_object() {
         return Err("claims must be a JSON object".into());
@@ -124,6 +166,7 @@ fn caller_from(registry: &Registry, claims: Option<Value>) -> Result<Caller, Str
     };
     let role_oid = session::check_role(&role, &registry.settings.allowed_roles)?;
     Ok(Caller {
+        principal: Principal::from_claims(&claims, &role, origin),
         scopes: registry::scopes_of(&claims),
         role,
         role_oid,
@@ -179,7 +222,7 @@ fn handle(body: Option<JsonbText>, claims: default!(Option<JsonB>, "NULL")) -> O
         return Some(JsonB(jsonrpc::error(&Value::Null, &e)));
     }
     let registry = registry::current();
-    let caller = match caller_from(&registry, claims.map(|c| c.0)) {
+    let caller = match caller_from(&registry, claims.map(|c| c.0), None) {
         Ok(c) => c,
         Err(m) => {
             return Some(JsonB(jsonrpc::error(
@@ -341,10 +384,47 @@ pub fn process_http(request: &Value, verified_claims: Option<Value>) -> Answer {
     // Without the header the spec says to assume 2025-03-26.
     let version = header_version.unwrap_or("2025-03-26");
 
-    let caller = match caller_from(&registry, Some(claims)) {
+    // Anonymous callers are told apart by where they come from (the edge passes the client
+    // address), for their rate-limit bucket.
+    let origin = request
+        .get("client")
+        .and_then(Value::as_str)
+        .or_else(|| header(headers, "x-forwarded-for").and_then(|f| f.split(',').next()))
+        .map(|s| s.trim().to_string());
+    let caller = match caller_from(&registry, Some(claims), origin) {
         Ok(c) => c,
         Err(m) => return error_answer(403, &req_id, INVALID_REQUEST, &format!("Forbidden: {m}")),
     };
+    if let Some(limit) = settings.request_limit() {
+        match ledger::rate_hit(
+            &format!("request:{}", caller.principal.limit_key()),
+            60,
+            limit,
+        ) {
+            Ok(None) => {}
+            Ok(Some(retry_after)) => {
+                let mut a = error_answer(
+                    429,
+                    &req_id,
+                    INVALID_REQUEST,
+                    &format!("Too many requests: retry in {retry_after} s"),
+                );
+                a.headers
+                    .insert("retry-after".into(), json!(retry_after.to_string()));
+                return a;
+            }
+            Err(()) => {
+                let mut a = error_answer(
+                    429,
+                    &req_id,
+                    INVALID_REQUEST,
+                    "Too many requests: the rate limiter is unavailable",
+                );
+                a.headers.insert("retry-after".into(), json!("1"));
+                return a;
+            }
+        }
+    }
 
     let messages: Vec<&Value> = match &msg {
         Value::Array(items) => {

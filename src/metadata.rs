@@ -48,6 +48,26 @@ pub struct Metadata {
     /// Allow a SECURITY DEFINER function to be exposed (a privileged capability).
     #[serde(default)]
     pub privileged: bool,
+    /// Calls per minute per principal for this capability.
+    #[serde(rename = "rateLimit")]
+    pub rate_limit: Option<RateLimit>,
+    /// What audit events of this capability may additionally record.
+    pub audit: Option<AuditOptIn>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RateLimit {
+    #[serde(rename = "perMinute")]
+    pub per_minute: u32,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AuditOptIn {
+    /// Record the call's arguments in the audit event.
+    #[serde(default)]
+    pub arguments: bool,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]

@@ -299,6 +299,24 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> Answer {
             )
         }
     };
+    if let Some(limit) = &cap.meta.rate_limit {
+        let bucket = format!("tool:{}:{}", cap.name, ctx.caller.principal.limit_key());
+        match crate::ledger::rate_hit(&bucket, 60, limit.per_minute) {
+            Ok(None) => {}
+            Ok(Some(retry)) => {
+                return Ok(tool_error(format!(
+                    "Rate limit of {} calls per minute reached for {}: retry in {retry} s",
+                    limit.per_minute, cap.name
+                )))
+            }
+            Err(()) => {
+                return Ok(tool_error(format!(
+                    "{} is unavailable: its rate limit cannot be checked",
+                    cap.name
+                )))
+            }
+        }
+    }
     // Invalid argument values are the model's to fix: a tool error, not a protocol error.
     if let Some(v) = &cap.validator {
         let problems: Vec<String> = v

@@ -69,6 +69,8 @@ pub struct Entry {
 
 pub struct Registry {
     pub version: i64,
+    /// chumbo.keys: secrets by name.
+    pub keys: HashMap<String, Vec<u8>>,
     pub settings: Settings,
     pub settings_error: Option<String>,
     pub capabilities: Vec<Capability>,
@@ -122,7 +124,7 @@ pub fn current() -> Rc<Registry> {
 }
 
 fn build(version: i64) -> Registry {
-    let (functions, settings_json) = session::as_owner(|| {
+    let (functions, settings_json, keys) = session::as_owner(|| {
         let functions = Spi::get_one::<JsonB>(include_str!("../sql/reflect.sql"))
             .ok()
             .flatten()
@@ -133,7 +135,17 @@ fn build(version: i64) -> Registry {
             .flatten()
             .map(|j| j.0)
             .unwrap_or(json!({}));
-        (functions, settings)
+        let keys: HashMap<String, Vec<u8>> = Spi::connect(|c| {
+            let mut keys = HashMap::new();
+            for row in c.select("select name, secret from chumbo.keys", None, &[])? {
+                if let (Some(n), Some(k)) = (row.get::<String>(1)?, row.get::<Vec<u8>>(2)?) {
+                    keys.insert(n, k);
+                }
+            }
+            Ok::<_, pgrx::spi::Error>(keys)
+        })
+        .unwrap_or_default();
+        (functions, settings, keys)
     });
     let (settings, settings_error) = match Settings::from_json(settings_json) {
         Ok(s) => (s, None),
@@ -151,6 +163,7 @@ fn build(version: i64) -> Registry {
 
     let mut registry = Registry {
         version,
+        keys,
         settings,
         settings_error,
         capabilities: vec![],
@@ -387,6 +400,7 @@ fn reflect(f: &Value, overloaded: bool) -> (Entry, Option<Capability>) {
 /// The caller a request runs for: role, granted scopes (None = scopes not checked, for trusted
 /// callers without claims... never used: claims without scopes mean no scopes).
 pub struct Caller {
+    pub principal: crate::principal::Principal,
     pub role: String,
     pub role_oid: pg_sys::Oid,
     pub scopes: Vec<String>,

@@ -44,6 +44,11 @@ pub struct Settings {
     pub max_body_bytes: usize,
     /// Optional `instructions` sent in the initialize result.
     pub instructions: Option<String>,
+    /// Requests per minute per principal (sub + client, API key, or anonymous origin); off when
+    /// unset, except in public mode, where it defaults to 600.
+    pub rate_limit_per_minute: Option<u32>,
+    /// Write one chumbo.audit_events row per request outcome.
+    pub audit: bool,
 }
 
 impl Default for Settings {
@@ -60,11 +65,22 @@ impl Default for Settings {
             page_size: 100,
             max_body_bytes: 4 << 20,
             instructions: None,
+            rate_limit_per_minute: None,
+            audit: true,
         }
     }
 }
 
 impl Settings {
+    /// The request-level limit in force.
+    pub fn request_limit(&self) -> Option<u32> {
+        match (self.rate_limit_per_minute, &self.auth_mode) {
+            (Some(n), _) => Some(n),
+            (None, AuthMode::Public) => Some(600),
+            (None, _) => None,
+        }
+    }
+
     pub fn from_json(value: serde_json::Value) -> Result<Settings, String> {
         serde_json::from_value(value).map_err(|e| format!("invalid chumbo settings: {e}"))
     }

@@ -24,6 +24,11 @@ mod uri_template;
 ::pgrx::pg_module_magic!();
 
 extension_sql_file!("../sql/bootstrap.sql", name = "bootstrap", bootstrap);
+extension_sql_file!(
+    "../sql/state.sql",
+    name = "state",
+    requires = ["bootstrap", principal::principal_json, principal::principal_partition]
+);
 extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);
 
 /// Validates a settings object (used by chumbo.configure before it commits).

@@ -1,0 +1,1 @@
+-- Durable state and sandboxes (issue 5): written in this file.

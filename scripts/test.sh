@@ -4,7 +4,7 @@
 #   2. cargo pgrx install --release   AFTER 1, which leaves a debug pg_test build installed
 #   3. a fresh test cluster on 127.0.0.1:$CHUMBO_TEST_PG_PORT (54339), stopped at the end
 #   4. tests/regress/run.sh   SQL regression (pg_regress)
-#   5. tests/e2e/run.sh, tests/conformance/run.sh   when present; they get PGHOST/PGPORT/PGUSER
+#   5. tests/readme/quickstart.sh, tests/e2e/run.sh, tests/conformance/run.sh   when present; they get PGHOST/PGPORT/PGUSER
 #      and TEST_DATABASE_URL (superuser, database postgres) for the test cluster, and can
 #      (re)create and load their own database with scripts/load-db.sh "$PGPORT" NAME [profile] --edge
 set -euo pipefail
@@ -21,6 +21,7 @@ stage() {
   else failed+=("$name"); warn "[$name] FAILED ($((SECONDS - t0))s)"; fi
 }
 summary() {
+  cleanup                        # first, so the closing line below is the last thing printed
   echo
   echo "================ make test summary ================"
   for s in ${passed[@]+"${passed[@]}"};   do echo "  ok      $s"; done
@@ -41,12 +42,12 @@ stage unit cargo pgrx test pg15 --runas postgres --pgdata "$PGRX_PGDATA"
 # 2. Without a working release install nothing below can run.
 stage install "$ROOT/scripts/install.sh"
 if [[ " ${failed[*]-} " == *" install "* ]]; then
-  skipped+=(regress e2e conformance); summary; exit 1
+  skipped+=(regress readme e2e conformance); summary; exit 1
 fi
 
 # 3.
 if ! CHUMBO_CLUSTER=test "$ROOT/scripts/cluster.sh" fresh; then
-  failed+=(test-cluster); skipped+=(regress e2e conformance); summary; exit 1
+  failed+=(test-cluster); skipped+=(regress readme e2e conformance); summary; exit 1
 fi
 export PGHOST=127.0.0.1 PGPORT="$TEST_PORT" PGUSER=postgres CHUMBO_TEST_PG_PORT="$TEST_PORT"
 export TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$TEST_PORT/postgres"
@@ -54,10 +55,10 @@ export CHUMBO_VENV="$STATE/venv"
 
 # 4. and 5.
 stage regress "$ROOT/tests/regress/run.sh"
-stage readme bash "$ROOT/tests/readme/quickstart.sh"
-for suite in e2e conformance; do
-  if [[ -f "tests/$suite/run.sh" ]]; then stage "$suite" bash "tests/$suite/run.sh"
-  else skipped+=("$suite"); fi
+for suite in readme/quickstart.sh e2e/run.sh conformance/run.sh; do
+  name="${suite%%/*}"
+  if [[ -f "tests/$suite" ]]; then stage "$name" bash "tests/$suite"
+  else skipped+=("$name"); fi
 done
 
 summary

@@ -8,6 +8,7 @@
 //   OAUTH_AS_PORT       port of the authorization server (the edge advertises http://localhost:PORT)
 //   OAUTH_DATABASE_URL  superuser connection to the database behind the edge (to configure chumbo
 //                       with the authorization server's issuer and JWKS)
+//   OAUTH_DEBUG=1       print the user agent's and the client's HTTP exchanges and the AS's errors
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import http from "node:http";
@@ -177,16 +178,20 @@ function rawCall(token, body = { jsonrpc: "2.0", id: 1, method: "tools/list" }) 
   });
 }
 
-async function assertInvalidToken(token, what) {
+async function assertInvalidToken(token, what, reason) {
   const res = await rawCall(token);
   const text = await res.text();
   assert.equal(res.status, 401, `${what}: ${res.status} ${text}`);
   const challenge = res.headers.get("www-authenticate") ?? "";
+  if (process.env.OAUTH_DEBUG) console.error("CHALLENGE", what, res.status, challenge, text);
   assert.match(challenge, /^Bearer /, challenge);
   assert.match(challenge, /error="invalid_token"/, challenge);
   assert.match(challenge, /resource_metadata="[^"]+"/, challenge);
   const { resourceMetadataUrl, error } = extractWWWAuthenticateParams(res);
   assert.equal(error, "invalid_token");
+  // The refusal is for the reason under test (when the server says why).
+  const description = /error_description="([^"]*)"/.exec(challenge)?.[1];
+  if (description !== undefined) assert.match(description, reason, challenge);
   assert.equal((await (await fetch(resourceMetadataUrl)).json()).resource, MCP_URL);
 }
 
@@ -367,14 +372,14 @@ describe("OAuth 2.1: authorization code + PKCE + dynamic client registration", (
     assert.equal(claims.aud, OTHER_RESOURCE);
     assert.equal(claims.iss, as.issuer);
     assert.equal(claims.sub, ALICE);
-    await assertInvalidToken(tokens.access_token, "token with aud=" + OTHER_RESOURCE);
+    await assertInvalidToken(tokens.access_token, "token with aud=" + OTHER_RESOURCE, /aud|issued for|resource|server/i);
   });
 
   test("an expired token: 401 invalid_token; the client refreshes on its own", async () => {
     const { exp } = jwtPart(shortLived, 1);
     const wait = (exp + LEEWAY + 2) * 1000 - Date.now();
     if (wait > 0) await sleep(wait);
-    await assertInvalidToken(shortLived, "expired token");
+    await assertInvalidToken(shortLived, "expired token", /expir/i);
 
     // The SDK client holds the same expired token: its next call gets the 401, refreshes, retries.
     assert.equal(provider.tokens().access_token, shortLived);
@@ -398,5 +403,18 @@ describe("OAuth 2.1: authorization code + PKCE + dynamic client registration", (
     });
     assert.equal(reuse.status, 400);
     assert.equal((await reuse.json()).error, "invalid_grant");
+  });
+
+  test("the authorization server refuses an authorization request without PKCE", async () => {
+    const u = new URL(asMetadata.authorization_endpoint);
+    for (const [k, v] of Object.entries({ response_type: "code", client_id: provider.clientInformation().client_id, redirect_uri: redirect.url, scope: "mcp", resource: MCP_URL })) {
+      u.searchParams.set(k, v);
+    }
+    const res = await fetch(u, { redirect: "manual" });
+    assert.equal(res.status, 303);
+    const back = new URL(res.headers.get("location"));
+    assert.equal(back.origin + back.pathname, redirect.url);
+    assert.equal(back.searchParams.get("error"), "invalid_request");
+    assert.match(back.searchParams.get("error_description"), /PKCE/);
   });
 });

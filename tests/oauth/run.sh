@@ -11,6 +11,7 @@
 # 4. node --test oauth.test.mjs: starts the authorization server on that port, configures chumbo
 #    (auth_mode oauth, the issuer, the JWKS from its jwks_uri), then runs the flow.
 # 5. Stops the edge.
+# OAUTH_DEBUG=1 prints the user agent's and the client's HTTP exchanges and the server's errors.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../../scripts/lib.sh"     # ROOT, STATE, TEST_PORT, log/warn/die, tools/ on PATH

@@ -55,7 +55,7 @@ export CHUMBO_VENV="$STATE/venv"
 
 # 4. and 5.
 stage regress "$ROOT/tests/regress/run.sh"
-for suite in readme/quickstart.sh e2e/run.sh conformance/run.sh; do
+for suite in readme/quickstart.sh e2e/run.sh conformance/run.sh oauth/run.sh; do
   name="${suite%%/*}"
   if [[ -f "tests/$suite" ]]; then stage "$name" bash "tests/$suite"
   else skipped+=("$name"); fi

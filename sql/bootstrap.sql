@@ -24,6 +24,8 @@ create function chumbo._bump_schema_version() returns event_trigger
 language plpgsql as $$
 begin
     perform nextval('chumbo.schema_version');
+    -- subscriptions/listen streams (held by the edge) turn this into list-changed notifications
+    perform pg_notify('chumbo_capabilities', tg_tag);
 end $$;
 revoke all on function chumbo._bump_schema_version() from public;
 
@@ -210,3 +212,10 @@ $$;
 revoke all on function chumbo.prune_audit_events(interval) from public;
 comment on function chumbo.prune_audit_events(interval) is
   'Delete audit events older than the retention (default 30 days); schedule it with pg_cron.';
+
+-- Nonces of MRTR requestStates already redeemed: each state is good for one retry.
+create table chumbo.request_state_uses (
+    nonce text primary key,
+    expires_at timestamptz not null
+);
+revoke all on chumbo.request_state_uses from public;

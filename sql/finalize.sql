@@ -20,7 +20,8 @@ grant execute on function
     chumbo.content_resource_link(text, text, text, text), chumbo.content_resource(text, text, text),
     chumbo.content_blob_resource(text, bytea, text), chumbo.message(text, jsonb),
     chumbo.tool_result(jsonb, jsonb, boolean), chumbo.log(text, jsonb, text),
-    chumbo.progress(double precision, double precision, text), chumbo.metadata_schema()
+    chumbo.progress(double precision, double precision, text), chumbo.metadata_schema(),
+    chumbo.input(text, jsonb), chumbo.client_capabilities()
 to public;
 
 do $$

@@ -1,1 +1,494 @@
--- Durable state and sandboxes (issue 5): written in this file.
+-- Durable state and sandboxes (issue 5).
+--
+-- Capability code (running as the caller's role) reaches these tables only through the
+-- functions below. They are SECURITY DEFINER, owned by the extension owner, and derive the owner
+-- of every row from the verified principal of the current request (chumbo._principal*), which
+-- only Rust can set: a capability can neither see nor choose whose state or sandbox it touches.
+-- Works inside CREATE EXTENSION and run by hand after it (psql -f), so every name is qualified
+-- and nothing depends on search_path.
+--
+-- Errors: the message starts with "chumbo: <name>: ", the name is stable; the SQLSTATE:
+--   anonymous_has_no_state, anonymous_has_no_sandbox,
+--   namespace_not_allowed, sandbox_forbidden            42501 insufficient_privilege
+--   invalid_namespace, invalid_key, invalid_value,
+--   invalid_revision, invalid_ttl, invalid_sandbox      22023 invalid_parameter_value
+--   too_large                                           22001 string_data_right_truncation
+--   revision_conflict                                   40001 serialization_failure
+--   too_many_keys, too_many_sandboxes                   54000 program_limit_exceeded
+--   sandbox_not_found                                   P0002 no_data_found
+--   sandbox_stopper_missing                             55000 object_not_in_prerequisite_state
+-- Outside a request chumbo._principal() raises "chumbo: no MCP request is in progress" (42501).
+
+-------------------------------------------------------------------------------------------------
+-- Durable state
+-------------------------------------------------------------------------------------------------
+
+-- partition = HMAC-SHA256(deployment key, auth kind + credential identity), from Rust only.
+create table chumbo.state_entries (
+    partition bytea not null,
+    namespace text not null,
+    key text not null,
+    value jsonb not null,
+    revision bigint not null check (revision between 1 and 9007199254740991),
+    expires_at timestamptz,
+    updated_at timestamptz not null default clock_timestamp(),
+    primary key (partition, namespace, key)
+);
+create index state_entries_expires_at on chumbo.state_entries (expires_at) where expires_at is not null;
+revoke all on chumbo.state_entries from public;
+comment on table chumbo.state_entries is
+  'Durable state of capabilities, one partition per credential; use chumbo.state_get/put/delete.';
+
+-- Bounds (see the README): namespace 1-64 of [A-Za-z0-9_.:-] and listed in the setting
+-- state_namespaces; key 1-256 bytes; value at most 64 KiB as JSON text; revisions 1 .. 2^53-1
+-- (exact in JSON/JavaScript numbers); TTL from 1 second to 366 days; 1000 keys per partition.
+create function chumbo._state_check(namespace text, key text) returns void
+language plpgsql stable security definer set search_path = pg_catalog, pg_temp as $$
+declare
+    allowed jsonb;
+begin
+    if namespace is null or namespace !~ '^[A-Za-z0-9_.:-]{1,64}$' then
+        raise exception using errcode = '22023',
+            message = 'chumbo: invalid_namespace: a namespace is 1 to 64 characters of A-Z a-z 0-9 _ . : -';
+    end if;
+    if key is null or octet_length(key) not between 1 and 256 then
+        raise exception using errcode = '22023',
+            message = 'chumbo: invalid_key: a key is 1 to 256 bytes of text';
+    end if;
+    select s.value -> 'state_namespaces' into allowed from chumbo.settings s;
+    if allowed is null or jsonb_typeof(allowed) <> 'array'
+       or not allowed @> pg_catalog.jsonb_build_array(namespace) then
+        raise exception using errcode = '42501',
+            message = pg_catalog.format('chumbo: namespace_not_allowed: state namespace %s is not in the setting state_namespaces', namespace),
+            hint = 'An owner allows it: select chumbo.configure(''{"state_namespaces": ["..."]}'')';
+    end if;
+    if (chumbo._principal() ->> 'anonymous')::boolean then
+        raise exception using errcode = '42501',
+            message = 'chumbo: anonymous_has_no_state: durable state needs a signed-in caller (a JWT subject or an API key)';
+    end if;
+end $$;
+revoke all on function chumbo._state_check(text, text) from public;
+
+-- Deletes at most `n` expired rows that nobody else holds; every write calls it.
+create function chumbo._state_reclaim(n integer default 8) returns integer
+language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
+declare
+    gone integer;
+begin
+    delete from chumbo.state_entries e where e.ctid in (
+        select x.ctid from chumbo.state_entries x
+        where x.expires_at <= pg_catalog.clock_timestamp()
+        limit n for update skip locked);
+    get diagnostics gone = row_count;
+    return gone;
+end $$;
+revoke all on function chumbo._state_reclaim(integer) from public;
+
+create function chumbo.state_get(namespace text, key text) returns jsonb
+language plpgsql stable security definer set search_path = pg_catalog, pg_temp as $$
+declare
+    found_entry jsonb;
+begin
+    perform chumbo._state_check(namespace, key);
+    select pg_catalog.jsonb_build_object('value', e.value, 'revision', e.revision, 'expires_at', e.expires_at)
+      into found_entry
+      from chumbo.state_entries e
+     where e.partition = chumbo._principal_partition()
+       and e.namespace = state_get.namespace and e.key = state_get.key
+       and (e.expires_at is null or e.expires_at > pg_catalog.clock_timestamp());
+    return found_entry;
+end $$;
+comment on function chumbo.state_get(text, text) is
+  'The caller''s value under namespace/key as {"value", "revision", "expires_at"}, or null when missing or expired.';
+
+create function chumbo.state_put(namespace text, key text, value jsonb,
+                                 expected_revision bigint default null, ttl interval default null)
+returns bigint
+language plpgsql volatile security definer set search_path = pg_catalog, pg_temp as $$
+#variable_conflict use_variable
+declare
+    p bytea;
+    now_ts timestamptz := pg_catalog.clock_timestamp();
+    expires timestamptz;
+    size integer;
+    new_revision bigint;
+    current_revision bigint;
+begin
+    perform chumbo._state_check(namespace, key);
+    if value is null then
+        raise exception using errcode = '22023',
+            message = 'chumbo: invalid_value: the value must not be SQL NULL (JSON null is fine; use chumbo.state_delete to remove a key)';
+    end if;
+    size := octet_length(value::text);
+    if size > 65536 then
+        raise exception using errcode = '22001',
+            message = pg_catalog.format('chumbo: too_large: the value is %s bytes as JSON text, the limit is 65536', size);
+    end if;
+    if expected_revision is not null and expected_revision not between 0 and 9007199254740991 then
+        raise exception using errcode = '22023',
+            message = 'chumbo: invalid_revision: expected_revision is null (unconditional), 0 (must not exist) or a revision from chumbo.state_get';
+    end if;
+    if ttl is not null then
+        if ttl < interval '1 second' or ttl > interval '366 days' then
+            raise exception using errcode = '22023',
+                message = 'chumbo: invalid_ttl: ttl is between 1 second and 366 days (null: no expiry)';
+        end if;
+        expires := now_ts + ttl;
+    end if;
+    p := chumbo._principal_partition();
+
+    if expected_revision is null or expected_revision = 0 then
+        -- A new key counts against the partition's quota (serialized per partition so the bound is exact).
+        if not exists (select from chumbo.state_entries e
+                        where e.partition = p and e.namespace = namespace and e.key = key) then
+            perform pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended('chumbo.state:' || pg_catalog.encode(p, 'hex'), 0));
+            if (select count(*) from chumbo.state_entries e where e.partition = p) >= 1000 then
+                raise exception using errcode = '54000',
+                    message = 'chumbo: too_many_keys: this caller already has 1000 keys; delete some first';
+            end if;
+        end if;
+        -- Upsert. An expired row still in place counts as missing but keeps counting revisions,
+        -- so a revision read before it expired never matches again.
+        insert into chumbo.state_entries as e (partition, namespace, key, value, revision, expires_at, updated_at)
+        values (p, namespace, key, value, 1, expires, now_ts)
+        on conflict on constraint state_entries_pkey do update
+           set value = excluded.value, revision = e.revision + 1,
+               expires_at = excluded.expires_at, updated_at = excluded.updated_at
+         where expected_revision is null
+            or (e.expires_at is not null and e.expires_at <= now_ts)
+        returning e.revision into new_revision;
+    else
+        update chumbo.state_entries e
+           set value = state_put.value, revision = e.revision + 1, expires_at = expires, updated_at = now_ts
+         where e.partition = p and e.namespace = namespace and e.key = key
+           and e.revision = expected_revision
+           and (e.expires_at is null or e.expires_at > now_ts)
+        returning e.revision into new_revision;
+    end if;
+
+    if new_revision is null then
+        select e.revision into current_revision from chumbo.state_entries e
+         where e.partition = p and e.namespace = namespace and e.key = key
+           and (e.expires_at is null or e.expires_at > pg_catalog.clock_timestamp());
+        raise exception using errcode = '40001',
+            message = pg_catalog.format('chumbo: revision_conflict: %s/%s is %s, expected %s',
+                namespace, key,
+                coalesce('at revision ' || current_revision, 'missing'),
+                case when expected_revision = 0 then 'missing' else 'revision ' || expected_revision end),
+            hint = 'Read it again with chumbo.state_get and retry with its revision.';
+    end if;
+    perform chumbo._state_reclaim(8);
+    return new_revision;
+end $$;
+comment on function chumbo.state_put(text, text, jsonb, bigint, interval) is
+  'Store value under namespace/key for the caller; returns the new revision. expected_revision: null = unconditional, 0 = only if missing, n = only if at revision n (atomic compare-and-set). ttl: expires after that long (1 s .. 366 days).';
+
+create function chumbo.state_delete(namespace text, key text, expected_revision bigint default null)
+returns boolean
+language plpgsql volatile security definer set search_path = pg_catalog, pg_temp as $$
+#variable_conflict use_variable
+declare
+    p bytea;
+    now_ts timestamptz := pg_catalog.clock_timestamp();
+    was_live boolean;
+    current_revision bigint;
+begin
+    perform chumbo._state_check(namespace, key);
+    if expected_revision is not null and expected_revision not between 1 and 9007199254740991 then
+        raise exception using errcode = '22023',
+            message = 'chumbo: invalid_revision: expected_revision is null (unconditional) or a revision from chumbo.state_get';
+    end if;
+    p := chumbo._principal_partition();
+    delete from chumbo.state_entries e
+     where e.partition = p and e.namespace = namespace and e.key = key
+       and (expected_revision is null
+            or (e.revision = expected_revision and (e.expires_at is null or e.expires_at > now_ts)))
+    returning e.expires_at is null or e.expires_at > now_ts into was_live;
+    if expected_revision is not null and was_live is null then
+        select e.revision into current_revision from chumbo.state_entries e
+         where e.partition = p and e.namespace = namespace and e.key = key
+           and (e.expires_at is null or e.expires_at > pg_catalog.clock_timestamp());
+        raise exception using errcode = '40001',
+            message = pg_catalog.format('chumbo: revision_conflict: %s/%s is %s, expected revision %s',
+                namespace, key, coalesce('at revision ' || current_revision, 'missing'), expected_revision),
+            hint = 'Read it again with chumbo.state_get and retry with its revision.';
+    end if;
+    perform chumbo._state_reclaim(8);
+    return coalesce(was_live, false);
+end $$;
+comment on function chumbo.state_delete(text, text, bigint) is
+  'Delete the caller''s namespace/key; true if it existed (and had not expired). expected_revision n: only if at revision n (else revision_conflict).';
+
+-- For a scheduled job (owners only): reclaim expired state in bounded batches.
+create function chumbo.prune_state(max_rows integer default 10000) returns integer
+language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
+begin
+    return chumbo._state_reclaim(greatest(max_rows, 0));
+end $$;
+revoke all on function chumbo.prune_state(integer) from public;
+comment on function chumbo.prune_state(integer) is
+  'Delete up to max_rows expired state entries (writes also reclaim a few each); schedule it with pg_cron.';
+
+-------------------------------------------------------------------------------------------------
+-- Sandboxes (the ai_sandboxes model): compute a tool started at a provider, owned by the
+-- principal that started it, bound to one tenant, stopped when idle by chumbo.sandbox_idle_stop.
+-------------------------------------------------------------------------------------------------
+
+create table chumbo.sandboxes (
+    id uuid primary key default gen_random_uuid(),
+    provider text not null,
+    provider_sandbox_id text not null,
+    owner text not null,                 -- chumbo._principal() digest (SHA-256 hex), never the subject
+    tenant text not null,
+    conversation_id text,
+    status text not null default 'running' check (status in ('running', 'stopped')),
+    idle_seconds integer not null check (idle_seconds between 1 and 604800),
+    expires_at timestamptz,
+    created_at timestamptz not null default clock_timestamp(),
+    last_used_at timestamptz not null default clock_timestamp(),
+    stopped_at timestamptz,
+    attempts integer not null default 0,   -- failed stop attempts since it last ran
+    last_error text,
+    last_attempt_at timestamptz,
+    unique (provider, provider_sandbox_id)
+);
+create index sandboxes_owner on chumbo.sandboxes (owner, provider, tenant) where status = 'running';
+create index sandboxes_running on chumbo.sandboxes (last_used_at) where status = 'running';
+revoke all on chumbo.sandboxes from public;
+comment on table chumbo.sandboxes is
+  'Sandboxes tools started; use chumbo.sandbox_register/touch/for_owner, stopped by chumbo.sandbox_idle_stop.';
+
+-- The owner of the current request's sandboxes: its principal digest; anonymous callers have none.
+create function chumbo._sandbox_owner() returns text
+language plpgsql stable security definer set search_path = pg_catalog, pg_temp as $$
+declare
+    me jsonb := chumbo._principal();
+begin
+    if (me ->> 'anonymous')::boolean then
+        raise exception using errcode = '42501',
+            message = 'chumbo: anonymous_has_no_sandbox: sandboxes need a signed-in caller (a JWT subject or an API key)';
+    end if;
+    return me ->> 'digest';
+end $$;
+revoke all on function chumbo._sandbox_owner() from public;
+
+create function chumbo._sandbox_json(s chumbo.sandboxes) returns jsonb
+language sql stable set search_path = pg_catalog, pg_temp as $$
+    select pg_catalog.jsonb_build_object(
+        'id', s.id, 'provider', s.provider, 'provider_sandbox_id', s.provider_sandbox_id,
+        'tenant', s.tenant, 'conversation_id', s.conversation_id, 'status', s.status,
+        'idle_seconds', s.idle_seconds, 'expires_at', s.expires_at, 'created_at', s.created_at,
+        'last_used_at', s.last_used_at, 'stopped_at', s.stopped_at)
+$$;
+revoke all on function chumbo._sandbox_json(chumbo.sandboxes) from public;
+
+create function chumbo.sandbox_register(provider text, provider_sandbox_id text, tenant text,
+                                        idle_seconds integer default 600,
+                                        expires_at timestamptz default null,
+                                        conversation_id text default null)
+returns uuid
+language plpgsql volatile security definer set search_path = pg_catalog, pg_temp as $$
+#variable_conflict use_variable
+declare
+    me text := chumbo._sandbox_owner();
+    now_ts timestamptz := pg_catalog.clock_timestamp();
+    existing chumbo.sandboxes;
+    new_id uuid;
+begin
+    if provider is null or provider !~ '^[A-Za-z0-9_.:-]{1,64}$'
+       or provider_sandbox_id is null or octet_length(provider_sandbox_id) not between 1 and 256
+       or tenant is null or octet_length(tenant) not between 1 and 256
+       or octet_length(conversation_id) not between 1 and 256
+       or idle_seconds is null or idle_seconds not between 1 and 604800
+       or expires_at <= now_ts then
+        raise exception using errcode = '22023',
+            message = 'chumbo: invalid_sandbox: provider is 1-64 of A-Z a-z 0-9 _ . : -; provider_sandbox_id, tenant and conversation_id 1-256 bytes; idle_seconds 1-604800; expires_at in the future';
+    end if;
+    -- One registration per provider sandbox: idempotent for its owner and tenant, refused for anyone else.
+    select * into existing from chumbo.sandboxes s
+     where s.provider = provider and s.provider_sandbox_id = provider_sandbox_id for update;
+    if found then
+        if existing.owner <> me or existing.tenant <> tenant then
+            raise exception using errcode = '42501',
+                message = 'chumbo: sandbox_forbidden: this provider sandbox is registered to another owner or tenant';
+        end if;
+        update chumbo.sandboxes s
+           set status = 'running', idle_seconds = sandbox_register.idle_seconds,
+               expires_at = sandbox_register.expires_at,
+               conversation_id = coalesce(sandbox_register.conversation_id, s.conversation_id),
+               last_used_at = now_ts, stopped_at = null, attempts = 0, last_error = null
+         where s.id = existing.id;
+        return existing.id;
+    end if;
+    if (select count(*) from chumbo.sandboxes s where s.owner = me and s.status = 'running') >= 100 then
+        raise exception using errcode = '54000',
+            message = 'chumbo: too_many_sandboxes: this caller already has 100 running sandboxes';
+    end if;
+    insert into chumbo.sandboxes (provider, provider_sandbox_id, owner, tenant, conversation_id,
+                                  idle_seconds, expires_at, created_at, last_used_at)
+    values (provider, provider_sandbox_id, me, tenant, conversation_id, idle_seconds, expires_at, now_ts, now_ts)
+    on conflict (provider, provider_sandbox_id) do nothing
+    returning id into new_id;
+    if new_id is null then   -- registered concurrently by someone else
+        raise exception using errcode = '42501',
+            message = 'chumbo: sandbox_forbidden: this provider sandbox is registered to another owner or tenant';
+    end if;
+    return new_id;
+end $$;
+comment on function chumbo.sandbox_register(text, text, text, integer, timestamptz, text) is
+  'Record a sandbox the tool started for the caller in tenant; returns its id. Registering the same provider sandbox again (same owner and tenant) marks it running and used.';
+
+create function chumbo.sandbox_touch(sandbox_id uuid, tenant text default null) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, pg_temp as $$
+#variable_conflict use_variable
+declare
+    me text := chumbo._sandbox_owner();
+    s chumbo.sandboxes;
+begin
+    -- waits for an idle-stop run holding it, so a sandbox it stopped is reported stopped
+    select * into s from chumbo.sandboxes x where x.id = sandbox_id for update;
+    if not found then
+        raise exception using errcode = 'P0002',
+            message = 'chumbo: sandbox_not_found: no sandbox with this id';
+    end if;
+    if s.owner <> me or (tenant is not null and s.tenant <> tenant) then
+        raise exception using errcode = '42501',
+            message = 'chumbo: sandbox_forbidden: this sandbox belongs to another owner or tenant';
+    end if;
+    if s.status = 'running' then
+        update chumbo.sandboxes x set last_used_at = pg_catalog.clock_timestamp()
+         where x.id = s.id returning * into s;
+    end if;
+    return chumbo._sandbox_json(s);
+end $$;
+comment on function chumbo.sandbox_touch(uuid, text) is
+  'Mark the caller''s sandbox used now (postpones its idle stop); returns it (check "status": a stopped one stays stopped). With tenant: refuses a sandbox of another tenant.';
+
+create function chumbo.sandbox_for_owner(provider text, tenant text, conversation_id text default null)
+returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, pg_temp as $$
+#variable_conflict use_variable
+declare
+    me text := chumbo._sandbox_owner();
+    now_ts timestamptz := pg_catalog.clock_timestamp();
+    s chumbo.sandboxes;
+begin
+    -- The most recently used running sandbox of this owner, provider and tenant (and conversation,
+    -- when given) that is not due to be stopped; touched atomically so the idle stop spares it.
+    -- One an idle-stop run holds is skipped: the tool starts a new one instead.
+    update chumbo.sandboxes x set last_used_at = now_ts
+     where x.id = (
+        select y.id from chumbo.sandboxes y
+         where y.owner = me and y.provider = provider and y.tenant = tenant and y.status = 'running'
+           and (conversation_id is null or y.conversation_id = conversation_id)
+           and y.last_used_at + pg_catalog.make_interval(secs => y.idle_seconds) > now_ts
+           and (y.expires_at is null or y.expires_at > now_ts)
+         order by y.last_used_at desc, y.id
+         limit 1 for update skip locked)
+    returning * into s;
+    if s.id is null then
+        return null;
+    end if;
+    return chumbo._sandbox_json(s);
+end $$;
+comment on function chumbo.sandbox_for_owner(text, text, text) is
+  'The caller''s running sandbox at provider in tenant (and conversation, when given) to reuse, marked used; null if none. Never one of another tenant.';
+
+-- The job (owners only, e.g. pg_cron):
+--   select cron.schedule('chumbo-sandbox-idle-stop', '* * * * *', 'select chumbo.sandbox_idle_stop()');
+-- Claims running sandboxes idle past idle_seconds or past expires_at with FOR UPDATE SKIP LOCKED
+-- (so concurrent runs never take the same one), calls the stopper named in the setting
+-- sandbox_stopper, a function (provider text, provider_sandbox_id text) resolved with
+-- to_regprocedure and called with the values as parameters, and marks the sandbox stopped. A
+-- stopper error leaves it running with attempts and last_error recorded; the next run retries.
+-- Runs as its caller (not SECURITY DEFINER), so the stopper runs with the job owner's rights.
+create function chumbo.sandbox_idle_stop(max_sandboxes integer default 100) returns integer
+language plpgsql volatile set search_path = pg_catalog, pg_temp as $$
+declare
+    stopper_name text;
+    stopper regprocedure;
+    call_sql text;
+    s record;
+    stopped integer := 0;
+    err text;
+begin
+    select x.value ->> 'sandbox_stopper' into stopper_name from chumbo.settings x;
+    if stopper_name is not null then
+        stopper := pg_catalog.to_regprocedure(stopper_name || '(text,text)');
+    end if;
+    if stopper is null then
+        raise exception using errcode = '55000',
+            message = pg_catalog.format('chumbo: sandbox_stopper_missing: the setting sandbox_stopper (%s) does not name a function (provider text, provider_sandbox_id text)',
+                coalesce(stopper_name, 'unset'));
+    end if;
+    select pg_catalog.format('select %I.%I($1, $2)', n.nspname, p.proname) into call_sql
+      from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace
+     where p.oid = stopper;
+
+    for s in
+        select x.id, x.provider, x.provider_sandbox_id from chumbo.sandboxes x
+         where x.status = 'running'
+           and (x.last_used_at + pg_catalog.make_interval(secs => x.idle_seconds) <= pg_catalog.clock_timestamp()
+                or x.expires_at <= pg_catalog.clock_timestamp())
+         order by x.last_attempt_at nulls first, x.last_used_at
+         limit greatest(max_sandboxes, 0)
+         for update skip locked
+    loop
+        begin
+            execute call_sql using s.provider, s.provider_sandbox_id;
+            update chumbo.sandboxes x
+               set status = 'stopped', stopped_at = pg_catalog.clock_timestamp(),
+                   last_attempt_at = pg_catalog.clock_timestamp(), last_error = null
+             where x.id = s.id;
+            stopped := stopped + 1;
+        exception when others then
+            get stacked diagnostics err = message_text;
+            update chumbo.sandboxes x
+               set attempts = x.attempts + 1, last_error = left(err, 1000),
+                   last_attempt_at = pg_catalog.clock_timestamp()
+             where x.id = s.id;
+        end;
+    end loop;
+    return stopped;
+end $$;
+revoke all on function chumbo.sandbox_idle_stop(integer) from public;
+comment on function chumbo.sandbox_idle_stop(integer) is
+  'Stop up to max_sandboxes sandboxes idle past idle_seconds or expires_at through the sandbox_stopper setting; returns how many stopped. Schedule it with pg_cron.';
+
+create function chumbo.prune_sandboxes(older_than interval default '30 days') returns bigint
+language sql set search_path = pg_catalog, pg_temp as $$
+    with gone as (delete from chumbo.sandboxes s
+                   where s.status = 'stopped' and s.stopped_at < pg_catalog.clock_timestamp() - older_than
+                  returning 1)
+    select count(*) from gone
+$$;
+revoke all on function chumbo.prune_sandboxes(interval) from public;
+comment on function chumbo.prune_sandboxes(interval) is
+  'Delete records of sandboxes stopped longer ago than older_than (default 30 days).';
+
+-------------------------------------------------------------------------------------------------
+-- Privileges: the tables belong to the owner alone; capability code gets the public functions.
+-------------------------------------------------------------------------------------------------
+
+revoke execute on function
+    chumbo.state_get(text, text), chumbo.state_put(text, text, jsonb, bigint, interval),
+    chumbo.state_delete(text, text, bigint),
+    chumbo.sandbox_register(text, text, text, integer, timestamptz, text),
+    chumbo.sandbox_touch(uuid, text), chumbo.sandbox_for_owner(text, text, text)
+from public;
+
+do $$
+declare
+    r text;
+begin
+    foreach r in array array['anon', 'authenticated'] loop
+        if exists (select from pg_catalog.pg_roles where rolname = r) then
+            execute pg_catalog.format('grant execute on function
+                chumbo.state_get(text, text), chumbo.state_put(text, text, jsonb, bigint, interval),
+                chumbo.state_delete(text, text, bigint),
+                chumbo.sandbox_register(text, text, text, integer, timestamptz, text),
+                chumbo.sandbox_touch(uuid, text), chumbo.sandbox_for_owner(text, text, text)
+              to %I', r);
+        end if;
+    end loop;
+end $$;

@@ -6,6 +6,7 @@ use crate::auth::{self, AuthError};
 use crate::events;
 use crate::jsonrpc::{self, Message, RpcError, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR};
 use crate::ledger;
+use crate::modern::{self, Envelope};
 use crate::principal::{self, Principal};
 use crate::protocol::{self, Context, LEGACY_VERSIONS};
 use crate::registry::{self, Caller, Registry};
@@ -57,6 +58,8 @@ pub struct Answer {
     pub headers: Map<String, Value>,
     pub body: Option<Value>,
     pub events: Vec<Value>,
+    /// For subscriptions/listen: the stream the edge must hold open.
+    pub listen: Option<Value>,
 }
 
 fn answer(status: u16, body: Option<Value>) -> Answer {
@@ -65,6 +68,7 @@ fn answer(status: u16, body: Option<Value>) -> Answer {
         headers: Map::new(),
         body,
         events: vec![],
+        listen: None,
     }
 }
 
@@ -75,6 +79,8 @@ fn process_message(
     caller: &Caller,
     msg: &Value,
     version: &str,
+    modern: Option<&Envelope>,
+    headers: Option<&Map<String, Value>>,
 ) -> (Option<Value>, Vec<String>) {
     let (id, method, params) = match jsonrpc::parse(msg) {
         Err((id, e)) => return (Some(jsonrpc::error(&id, &e)), vec![]),
@@ -93,6 +99,8 @@ fn process_message(
         registry,
         caller,
         version,
+        modern,
+        headers,
     };
     // Anything unexpected (a bug, a catalog hiccup) must still be answered, and must not leave
     // half-done work behind: hence the subtransaction around the whole method.
@@ -101,10 +109,14 @@ fn process_message(
     let trace = session::trace_id();
     let (response, missing_scopes, class) = match outcome {
         Ok(Ok(result)) => {
-            let class = if result.get("isError") == Some(&Value::Bool(true)) {
-                "tool_error"
-            } else {
-                "ok"
+            let class = match (result.get("isError"), result.get("resultType")) {
+                (Some(Value::Bool(true)), _) => "tool_error",
+                (_, Some(t)) if t == "input_required" => "input_required",
+                _ => "ok",
+            };
+            let result = match modern {
+                Some(_) => modern::decorate(&method, result, 60_000),
+                None => result,
             };
             (jsonrpc::result(&id, result), vec![], class.to_string())
         }
@@ -136,7 +148,7 @@ fn process_message(
             .is_some_and(|a| a.arguments);
         ledger::audit(json!({
             "trace_id": trace,
-            "era": "legacy",
+            "era": if modern.is_some() { "modern" } else { "legacy" },
             "method": method,
             "capability": capability,
             "principal": caller.principal.digest(),
@@ -231,7 +243,21 @@ fn handle(body: Option<JsonbText>, claims: default!(Option<JsonB>, "NULL")) -> O
             )));
         }
     };
-    let (response, _) = process_message(&registry, &caller, &msg, LEGACY_VERSIONS[0]);
+    // The era is decided by the body; a trusted SQL caller has no headers to cross-check.
+    let envelope = if modern::is_modern(&msg, None) {
+        match modern::envelope(&msg) {
+            Ok(env) => Some(env),
+            Err(e) => return Some(JsonB(jsonrpc::error(&id_of(&msg), &e))),
+        }
+    } else {
+        None
+    };
+    let version = envelope
+        .as_ref()
+        .map(|e| e.version.clone())
+        .unwrap_or(LEGACY_VERSIONS[0].to_string());
+    let (response, _) =
+        process_message(&registry, &caller, &msg, &version, envelope.as_ref(), None);
     events::take();
     response.map(JsonB)
 }
@@ -273,6 +299,50 @@ fn challenge(
     } else {
         format!("Bearer {}", parts.join(", "))
     }
+}
+
+fn scope_challenge(resource_metadata: Option<&str>, scopes: &[String]) -> String {
+    let needed = scopes.join(" ");
+    challenge(
+        resource_metadata,
+        Some(("insufficient_scope", &format!("requires scopes: {needed}"))),
+        scopes,
+    )
+}
+
+/// `subscriptions/listen`: acknowledged here, then held open by the edge, which forwards the
+/// list-changed notifications chumbo's event triggers NOTIFY on channel `chumbo_capabilities`.
+fn listen(msg: &Value, id: &Value) -> Answer {
+    let requested = msg
+        .pointer("/params/notifications")
+        .cloned()
+        .unwrap_or(json!({}));
+    let Some(requested) = requested.as_object() else {
+        return answer(
+            400,
+            Some(jsonrpc::error(
+                id,
+                &RpcError::invalid_params("Invalid params: notifications must be an object"),
+            )),
+        );
+    };
+    let mut honoured = Map::new();
+    for key in [
+        "toolsListChanged",
+        "promptsListChanged",
+        "resourcesListChanged",
+    ] {
+        if requested.get(key) == Some(&Value::Bool(true)) {
+            honoured.insert(key.into(), json!(true));
+        }
+    }
+    let subscription = json!({"io.modelcontextprotocol/subscriptionId": id});
+    let ack = json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+                     "params": {"notifications": honoured, "_meta": subscription}});
+    let mut a = answer(200, None);
+    a.events = vec![ack];
+    a.listen = Some(json!({"id": id, "notifications": honoured}));
+    a
 }
 
 fn error_answer(status: u16, id: &Value, code: i64, message: &str) -> Answer {
@@ -372,17 +442,34 @@ pub fn process_http(request: &Value, verified_claims: Option<Value>) -> Answer {
         Err(e) => return answer(400, Some(jsonrpc::error(&Value::Null, &e))),
     };
     let header_version = header(headers, "mcp-protocol-version").map(str::trim);
-    if let Some(v) = header_version {
-        if !LEGACY_VERSIONS.contains(&v) {
-            let m = format!(
-                "Bad Request: unsupported protocol version {v} (supported: {})",
-                LEGACY_VERSIONS.join(", ")
-            );
-            return error_answer(400, &req_id, INVALID_REQUEST, &m);
+    // The era is decided by the body, as the official SDK does; the header is only cross-checked.
+    let envelope = if !msg.is_array() && modern::is_modern(&msg, header_version) {
+        if msg.get("id").is_none() {
+            return answer(202, None);
         }
-    }
+        let checked = modern::envelope(&msg)
+            .and_then(|env| modern::check_headers(headers, &msg, &env).map(|_| env));
+        match checked {
+            Ok(env) => Some(env),
+            Err(e) => return answer(modern::status_of(e.code), Some(jsonrpc::error(&req_id, &e))),
+        }
+    } else {
+        if let Some(v) = header_version {
+            if !LEGACY_VERSIONS.contains(&v) {
+                let m = format!(
+                    "Bad Request: unsupported protocol version {v} (supported: {})",
+                    LEGACY_VERSIONS.join(", ")
+                );
+                return error_answer(400, &req_id, INVALID_REQUEST, &m);
+            }
+        }
+        None
+    };
     // Without the header the spec says to assume 2025-03-26.
-    let version = header_version.unwrap_or("2025-03-26");
+    let version = match &envelope {
+        Some(env) => env.version.as_str(),
+        None => header_version.unwrap_or("2025-03-26"),
+    };
 
     // Anonymous callers are told apart by where they come from (the edge passes the client
     // address), for their rate-limit bucket.
@@ -448,14 +535,46 @@ pub fn process_http(request: &Value, verified_claims: Option<Value>) -> Answer {
         }
         single => vec![single],
     };
-    let is_modern = |m: &Value| {
-        m.pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion")
-            .is_some()
-    };
-    if messages.iter().any(|m| is_modern(m)) {
-        // MCP 2026-07-28 is not served yet: answer like a legacy-only server so dual-era clients
-        // fall back to initialize (never with a modern error code).
-        return error_answer(400, &req_id, INVALID_REQUEST, "Invalid Request: this server speaks MCP 2024-11-05 to 2025-11-25; start with initialize");
+    if msg.is_array() && messages.iter().any(|m| modern::is_modern(m, None)) {
+        return error_answer(
+            400,
+            &Value::Null,
+            INVALID_REQUEST,
+            "Invalid Request: MCP 2026-07-28 has no batches",
+        );
+    }
+    if let Some(env) = &envelope {
+        if msg.get("method").and_then(Value::as_str) == Some("subscriptions/listen") {
+            return listen(&msg, &req_id);
+        }
+        let (response, scopes) =
+            process_message(&registry, &caller, &msg, version, Some(env), Some(headers));
+        let mut events = events::take();
+        events.retain(|e| {
+            e["method"] != "notifications/message"
+                || modern::log_passes(
+                    env.log_level.as_deref(),
+                    e["params"]["level"].as_str().unwrap_or(""),
+                )
+        });
+        let Some(body) = response else {
+            return answer(202, None);
+        };
+        let mut a = match body.pointer("/error/code").and_then(Value::as_i64) {
+            Some(code) if !scopes.is_empty() => {
+                let mut a = answer(403, Some(body));
+                a.headers.insert(
+                    "www-authenticate".into(),
+                    json!(scope_challenge(resource_metadata, &scopes)),
+                );
+                let _ = code;
+                a
+            }
+            Some(code) => answer(modern::status_of(code), Some(body)),
+            None => answer(200, Some(body)),
+        };
+        a.events = events;
+        return a;
     }
 
     let mut responses = vec![];
@@ -473,7 +592,8 @@ pub fn process_http(request: &Value, verified_claims: Option<Value>) -> Answer {
             ));
             continue;
         }
-        let (response, scopes) = process_message(&registry, &caller, m, version);
+        let (response, scopes) =
+            process_message(&registry, &caller, m, version, None, Some(headers));
         all_events.extend(events::take());
         if let Some(r) = response {
             responses.push(r);
@@ -483,15 +603,10 @@ pub fn process_http(request: &Value, verified_claims: Option<Value>) -> Answer {
         }
     }
     if !missing_scopes.is_empty() && !msg.is_array() {
-        let needed = missing_scopes.join(" ");
         let mut a = answer(403, responses.pop());
         a.headers.insert(
             "www-authenticate".into(),
-            json!(challenge(
-                resource_metadata,
-                Some(("insufficient_scope", &format!("requires scopes: {needed}"))),
-                &missing_scopes
-            )),
+            json!(scope_challenge(resource_metadata, &missing_scopes)),
         );
         return a;
     }
@@ -517,7 +632,12 @@ fn answer_json(a: Answer) -> Value {
             .entry("content-type")
             .or_insert(json!("application/json"));
     }
-    json!({"status": a.status, "headers": headers, "body": a.body, "events": a.events})
+    let mut out =
+        json!({"status": a.status, "headers": headers, "body": a.body, "events": a.events});
+    if let Some(l) = a.listen {
+        out["listen"] = l;
+    }
+    out
 }
 
 /// `chumbo.http(request)`: an HTTP request as JSON in, the HTTP response as JSON out.

@@ -13,6 +13,8 @@ mod execute;
 mod jsonrpc;
 mod ledger;
 mod metadata;
+mod modern;
+mod mrtr;
 mod principal;
 mod protocol;
 mod registry;
@@ -27,7 +29,11 @@ extension_sql_file!("../sql/bootstrap.sql", name = "bootstrap", bootstrap);
 extension_sql_file!(
     "../sql/state.sql",
     name = "state",
-    requires = ["bootstrap", principal::principal_json, principal::principal_partition]
+    requires = [
+        "bootstrap",
+        principal::principal_json,
+        principal::principal_partition
+    ]
 );
 extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);
 

@@ -3,6 +3,8 @@
 use crate::events;
 use crate::execute::{self, PublicError, Returned};
 use crate::jsonrpc::{self, RpcError, METHOD_NOT_FOUND};
+use crate::modern::Envelope;
+use crate::mrtr;
 use crate::registry::{Caller, Capability, Kind, Registry};
 use crate::session;
 use crate::types::ReturnShape;
@@ -17,8 +19,13 @@ pub const SERVER_NAME: &str = "chumbo";
 pub struct Context<'a> {
     pub registry: &'a Registry,
     pub caller: &'a Caller,
-    /// The negotiated revision when the transport knows it (the MCP-Protocol-Version header).
+    /// The revision: negotiated (legacy, from the MCP-Protocol-Version header) or declared in
+    /// `_meta` (modern).
     pub version: &'a str,
+    /// Some for MCP 2026-07-28 requests.
+    pub modern: Option<&'a Envelope>,
+    /// The HTTP headers, when the request came over HTTP (for `Mcp-Param-*` checks).
+    pub headers: Option<&'a Map<String, Value>>,
 }
 
 /// A protocol failure plus, for HTTP, the scopes whose absence caused it (→ 403).
@@ -38,7 +45,26 @@ impl From<RpcError> for Failure {
 
 type Answer = Result<Value, Failure>;
 
+/// Methods the modern era removed: unknown there (HTTP 404 + -32601).
+const REMOVED_IN_MODERN: [&str; 5] = [
+    "initialize",
+    "ping",
+    "logging/setLevel",
+    "resources/subscribe",
+    "resources/unsubscribe",
+];
+
 pub fn dispatch(ctx: &Context, method: &str, params: &Map<String, Value>) -> Answer {
+    if ctx.modern.is_some() {
+        if REMOVED_IN_MODERN.contains(&method) {
+            return Err(
+                RpcError::new(METHOD_NOT_FOUND, format!("Method not found: {method}")).into(),
+            );
+        }
+        if method == "server/discover" {
+            return Ok(discover(ctx));
+        }
+    }
     match method {
         "initialize" => Ok(initialize(ctx, params)?),
         "ping" => Ok(json!({})),
@@ -108,24 +134,41 @@ fn initialize(ctx: &Context, params: &Map<String, Value>) -> Result<Value, RpcEr
         .iter()
         .find(|v| **v == requested)
         .unwrap_or(&LEGACY_VERSIONS[0]);
-    let mut capabilities = json!({
-        "tools": {"listChanged": false},
-        "resources": {"subscribe": false, "listChanged": false},
-        "prompts": {"listChanged": false},
-        "logging": {},
-    });
-    if offers_completions(ctx) {
-        capabilities["completions"] = json!({});
-    }
     let mut result = json!({
         "protocolVersion": version,
-        "capabilities": capabilities,
+        "capabilities": capabilities(ctx),
         "serverInfo": {"name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION")},
     });
     if let Some(i) = &ctx.registry.settings.instructions {
         result["instructions"] = json!(i);
     }
     Ok(result)
+}
+
+/// What this server offers the caller. List changes reach modern clients through
+/// subscriptions/listen; the legacy stateless wire has no stream to send them on.
+fn capabilities(ctx: &Context) -> Value {
+    let list_changed = ctx.modern.is_some();
+    let mut capabilities = json!({
+        "tools": {"listChanged": list_changed},
+        "resources": {"subscribe": false, "listChanged": list_changed},
+        "prompts": {"listChanged": list_changed},
+        "logging": {},
+    });
+    if offers_completions(ctx) {
+        capabilities["completions"] = json!({});
+    }
+    capabilities
+}
+
+fn discover(ctx: &Context) -> Value {
+    let mut versions: Vec<&str> = crate::modern::MODERN_VERSIONS.to_vec();
+    versions.extend(LEGACY_VERSIONS);
+    let mut result = json!({"supportedVersions": versions, "capabilities": capabilities(ctx)});
+    if let Some(i) = &ctx.registry.settings.instructions {
+        result["instructions"] = json!(i);
+    }
+    result
 }
 
 fn decode_cursor(params: &Map<String, Value>) -> Result<usize, RpcError> {
@@ -268,14 +311,116 @@ fn tool_error(text: String) -> Value {
     json!({"content": [{"type": "text", "text": text}], "isError": true})
 }
 
+/// Why a capability did not produce a value.
+enum Stop {
+    /// It failed; the caller may see this much.
+    Failed(PublicError),
+    /// The method's answer is already decided: `input_required`, or a protocol error.
+    Reply(Answer),
+}
+
+/// Runs a capability, with MRTR: earlier rounds' input (from a verified `requestState`) and this
+/// retry's `inputResponses` are available to `chumbo.input`; input still missing ends the call as
+/// `input_required` with a fresh `requestState`.
 fn run(
     ctx: &Context,
     cap: &Capability,
     args: &Map<String, Value>,
-) -> Result<Returned, PublicError> {
+    params: &Map<String, Value>,
+    method: &str,
+) -> Result<Returned, Stop> {
+    let reply = |f: Failure| Stop::Reply(Err(f));
+    let digest = ctx.caller.principal.digest();
+    let bound_to = if method == "resources/read" {
+        params.get("uri").cloned().unwrap_or_default()
+    } else {
+        Value::Object(args.clone())
+    };
+    let binding = mrtr::Binding {
+        principal: &digest,
+        method,
+        capability: &cap.name,
+        arguments: &bound_to,
+    };
+    let key = ctx
+        .registry
+        .keys
+        .get("request_state")
+        .cloned()
+        .unwrap_or_default();
+    let mut responses = Map::new();
+    if ctx.modern.is_some() {
+        if let Some(state) = params.get("requestState") {
+            let state = state.as_str().ok_or_else(|| {
+                reply(
+                    RpcError::invalid_params("Invalid params: requestState must be a string")
+                        .into(),
+                )
+            })?;
+            responses = mrtr::verify(&key, state, &binding).map_err(|e| reply(e.into()))?;
+        }
+        match params.get("inputResponses") {
+            None => {}
+            Some(Value::Object(given)) => {
+                for (k, v) in given {
+                    if !v.is_object() {
+                        return Err(reply(
+                            RpcError::invalid_params(format!(
+                                "Invalid params: inputResponses[\"{k}\"] must be an object"
+                            ))
+                            .into(),
+                        ));
+                    }
+                    responses.insert(k.clone(), v.clone());
+                }
+            }
+            Some(_) => {
+                return Err(reply(
+                    RpcError::invalid_params("Invalid params: inputResponses must be an object")
+                        .into(),
+                ))
+            }
+        }
+    }
+    let client_capabilities = ctx
+        .modern
+        .map(|m| m.client_capabilities.clone())
+        .unwrap_or(json!({}));
+    mrtr::begin(ctx.modern.is_some(), client_capabilities, responses);
     let s = &ctx.registry.settings;
-    execute::call(cap, ctx.caller, args, s.max_rows, s.max_result_bytes)
-        .map_err(|e| execute::public_error(&e, &session::trace_id()))
+    let outcome = execute::call(cap, ctx.caller, args, s.max_rows, s.max_result_bytes);
+    let round = mrtr::finish();
+    let Err(e) = outcome else {
+        return Ok(outcome.unwrap_or(Returned::One(None)));
+    };
+    if let Some(round) = round {
+        if !round.undeclared.is_empty() {
+            let names: Vec<&String> = round.undeclared.keys().collect();
+            let err = RpcError::new(
+                crate::modern::MISSING_CLIENT_CAPABILITY,
+                format!("Missing required client capability: {names:?}"),
+            )
+            .with_data(json!({"requiredCapabilities": round.undeclared}));
+            return Err(reply(err.into()));
+        }
+        if !round.missing.is_empty() {
+            return Err(Stop::Reply(Ok(json!({
+                "resultType": "input_required",
+                "inputRequests": round.missing,
+                "requestState": mrtr::issue(&key, &binding, &round.responses),
+            }))));
+        }
+        if let Some(message) = round.blocked {
+            return Err(Stop::Failed(PublicError {
+                message,
+                internal: false,
+            }));
+        }
+    }
+    Err(Stop::Failed(execute::public_error(
+        &e,
+        &session::trace_id(),
+    )))
 }
 
 /// A resource or prompt failing: the app refusing its input is -32602, anything else -32603.
@@ -299,6 +444,9 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> Answer {
             )
         }
     };
+    if let (Some(_), Some(headers)) = (ctx.modern, ctx.headers) {
+        crate::modern::check_param_headers(headers, &cap.input_schema, &args)?;
+    }
     if let Some(limit) = &cap.meta.rate_limit {
         let bucket = format!("tool:{}:{}", cap.name, ctx.caller.principal.limit_key());
         match crate::ledger::rate_hit(&bucket, 60, limit.per_minute) {
@@ -339,9 +487,10 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> Answer {
             )));
         }
     }
-    let returned = match run(ctx, cap, &args) {
+    let returned = match run(ctx, cap, &args, params, "tools/call") {
         Ok(r) => r,
-        Err(e) => return Ok(tool_error(e.message)),
+        Err(Stop::Reply(a)) => return a,
+        Err(Stop::Failed(e)) => return Ok(tool_error(e.message)),
     };
     let max = ctx.registry.settings.max_result_bytes;
     let (text, structured) = match (cap.returns, returned) {
@@ -392,6 +541,16 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> Answer {
     Ok(result)
 }
 
+/// Resource not found: -32002 up to 2025-11-25, -32602 from 2026-07-28.
+fn not_found_for(ctx: &Context, uri: &str) -> Failure {
+    if ctx.modern.is_some() {
+        return RpcError::invalid_params(format!("Resource not found: {uri}"))
+            .with_data(json!({"uri": uri}))
+            .into();
+    }
+    not_found(uri)
+}
+
 fn not_found(uri: &str) -> Failure {
     RpcError::new(
         jsonrpc::RESOURCE_NOT_FOUND,
@@ -411,7 +570,7 @@ fn read_resource(ctx: &Context, params: &Map<String, Value>) -> Answer {
     })
     .find_map(|c| c.template.as_ref()?.matches(uri).map(|vars| (c, vars)));
     let Some((cap, vars)) = found else {
-        return Err(not_found(uri));
+        return Err(not_found_for(ctx, uri));
     };
     let missing: Vec<String> = cap
         .meta
@@ -422,7 +581,7 @@ fn read_resource(ctx: &Context, params: &Map<String, Value>) -> Answer {
         .collect();
     if !missing.is_empty() {
         return Err(Failure {
-            error: not_found(uri).error,
+            error: not_found_for(ctx, uri).error,
             missing_scopes: cap.meta.scopes.clone(),
         });
     }
@@ -430,10 +589,11 @@ fn read_resource(ctx: &Context, params: &Map<String, Value>) -> Answer {
         .into_iter()
         .map(|(k, v)| (k, Value::String(v)))
         .collect();
-    let value = match run(ctx, cap, &args) {
+    let value = match run(ctx, cap, &args, params, "resources/read") {
         Ok(Returned::One(Some(v))) if !v.is_null() => v,
-        Ok(_) => return Err(not_found(uri)),
-        Err(e) => return Err(method_error(e).with_data(json!({"uri": uri})).into()),
+        Ok(_) => return Err(not_found_for(ctx, uri)),
+        Err(Stop::Reply(a)) => return a,
+        Err(Stop::Failed(e)) => return Err(method_error(e).with_data(json!({"uri": uri})).into()),
     };
     let mut content = json!({"uri": uri});
     match (cap.returns, value) {
@@ -502,10 +662,11 @@ fn get_prompt(ctx: &Context, params: &Map<String, Value>) -> Answer {
         ))
         .into());
     }
-    let value = match run(ctx, cap, &args) {
+    let value = match run(ctx, cap, &args, params, "prompts/get") {
         Ok(Returned::One(v)) => v.unwrap_or(Value::Null),
         Ok(Returned::Rows { .. }) => Value::Null,
-        Err(e) => return Err(method_error(e).into()),
+        Err(Stop::Reply(a)) => return a,
+        Err(Stop::Failed(e)) => return Err(method_error(e).into()),
     };
     let (description, messages) = match value {
         Value::String(text) => (

@@ -1,0 +1,221 @@
+//! Multi round-trip requests (MCP 2026-07-28): a capability asks the client for input with
+//! `chumbo.input(key, request)`. Within a request, the function either returns the client's
+//! answer (from this retry's `inputResponses` or an earlier round carried in `requestState`) or
+//! records what is missing and aborts the capability, which then answers `input_required`.
+//!
+//! `requestState` is `base64url(payload).base64url(HMAC-SHA256)`, the key held in chumbo.keys
+//! ('request_state', rotatable). The payload binds the principal, method, capability and a digest
+//! of the arguments, expires, and carries a nonce that is consumed once.
+
+use crate::jsonrpc::RpcError;
+use base64::Engine;
+use hmac::{Hmac, KeyInit, Mac};
+use pgrx::prelude::*;
+use pgrx::JsonB;
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+use std::cell::RefCell;
+
+/// How long an issued requestState stays valid.
+const STATE_TTL_SECONDS: i64 = 600;
+/// Bound on what a requestState may carry, so a client cannot make us sign unbounded data.
+const MAX_STATE_BYTES: usize = 64 * 1024;
+
+#[derive(Default)]
+struct Round {
+    /// Whether this request may ask for input at all (the modern era).
+    modern: bool,
+    client_capabilities: Value,
+    responses: Map<String, Value>,
+    /// Input requests the capability made that have no response yet.
+    missing: Map<String, Value>,
+    /// Capabilities the capability needed that the client did not declare.
+    undeclared: Map<String, Value>,
+    /// Why input cannot be asked for on this wire (legacy era).
+    blocked: Option<String>,
+}
+
+thread_local! {
+    static ROUND: RefCell<Option<Round>> = const { RefCell::new(None) };
+}
+
+pub fn begin(modern: bool, client_capabilities: Value, responses: Map<String, Value>) {
+    ROUND.with(|r| {
+        *r.borrow_mut() = Some(Round {
+            modern,
+            client_capabilities,
+            responses,
+            ..Default::default()
+        })
+    });
+}
+
+/// What the capability asked for and did not get, after it ran.
+pub struct Outcome {
+    pub missing: Map<String, Value>,
+    pub undeclared: Map<String, Value>,
+    pub responses: Map<String, Value>,
+    pub blocked: Option<String>,
+}
+
+pub fn finish() -> Option<Outcome> {
+    ROUND.with(|r| r.borrow_mut().take()).map(|r| Outcome {
+        missing: r.missing,
+        undeclared: r.undeclared,
+        responses: r.responses,
+        blocked: r.blocked,
+    })
+}
+
+fn capability_for(method: &str) -> Option<&'static str> {
+    match method {
+        "elicitation/create" => Some("elicitation"),
+        "sampling/createMessage" => Some("sampling"),
+        "roots/list" => Some("roots"),
+        _ => None,
+    }
+}
+
+/// Raised (as an ERROR the subtransaction rolls back) when a capability cannot go on without input.
+fn stop(message: String) -> ! {
+    ereport!(
+        PgLogLevel::ERROR,
+        PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
+        message
+    );
+    unreachable!()
+}
+
+/// Asks the client for input: `request` is `{"method": "elicitation/create" |
+/// "sampling/createMessage" | "roots/list", "params": {…}}`. Returns the client's response once
+/// it has been given; otherwise the capability ends and the client is asked.
+#[pg_extern(name = "input")]
+fn input(key: &str, request: JsonB) -> JsonB {
+    let request = request.0;
+    let method = request.get("method").and_then(Value::as_str).unwrap_or("");
+    let Some(capability) = capability_for(method) else {
+        error!(
+            "chumbo.input: method must be elicitation/create, sampling/createMessage or roots/list"
+        );
+    };
+    let answer = ROUND.with(|r| {
+        let mut r = r.borrow_mut();
+        let Some(round) = r.as_mut() else {
+            error!("chumbo.input: no MCP request is in progress");
+        };
+        if let Some(v) = round.responses.get(key) {
+            return Ok(v.clone());
+        }
+        if !round.modern {
+            let m = "This needs input from you (a form, a model completion or your roots), which chumbo can only ask for over MCP 2026-07-28; this client uses an older revision, where a stateless server cannot ask.".to_string();
+            round.blocked = Some(m.clone());
+            return Err(m);
+        }
+        if round.client_capabilities.get(capability).is_none() {
+            round.undeclared.insert(capability.to_string(), json!({}));
+            return Err(format!("the client did not declare the {capability} capability"));
+        }
+        round.missing.insert(key.to_string(), request.clone());
+        Err("input required".to_string())
+    });
+    match answer {
+        Ok(v) => JsonB(v),
+        Err(m) => stop(m),
+    }
+}
+
+/// The capabilities the client declared on this request (`{}` in the legacy era).
+#[pg_extern]
+fn client_capabilities() -> JsonB {
+    JsonB(
+        ROUND
+            .with(|r| r.borrow().as_ref().map(|r| r.client_capabilities.clone()))
+            .unwrap_or(json!({})),
+    )
+}
+
+/// What a requestState binds.
+pub struct Binding<'a> {
+    pub principal: &'a str,
+    pub method: &'a str,
+    pub capability: &'a str,
+    pub arguments: &'a Value,
+}
+
+fn args_digest(arguments: &Value) -> String {
+    // serde_json's map is ordered by key, so this text is canonical.
+    crate::principal::hex(&Sha256::digest(arguments.to_string().as_bytes()))
+}
+
+fn mac(key: &[u8], payload: &[u8]) -> Vec<u8> {
+    let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("HMAC takes any key length");
+    m.update(payload);
+    m.finalize().into_bytes().to_vec()
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+pub fn issue(key: &[u8], b: &Binding, responses: &Map<String, Value>) -> String {
+    let nonce = crate::session::trace_id();
+    let payload = json!({
+        "p": b.principal, "m": b.method, "c": b.capability, "a": args_digest(b.arguments),
+        "x": now() + STATE_TTL_SECONDS, "n": nonce, "r": responses,
+    })
+    .to_string();
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    format!(
+        "{}.{}",
+        b64.encode(payload.as_bytes()),
+        b64.encode(mac(key, payload.as_bytes()))
+    )
+}
+
+/// The responses of earlier rounds carried by a valid `state`, after consuming its nonce.
+pub fn verify(key: &[u8], state: &str, b: &Binding) -> Result<Map<String, Value>, RpcError> {
+    let invalid =
+        |why: &str| RpcError::invalid_params(format!("Invalid params: requestState {why}"));
+    if state.len() > MAX_STATE_BYTES * 2 {
+        return Err(invalid("is too large"));
+    }
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let (payload, tag) = state
+        .split_once('.')
+        .ok_or_else(|| invalid("is malformed"))?;
+    let payload = b64.decode(payload).map_err(|_| invalid("is malformed"))?;
+    let tag = b64.decode(tag).map_err(|_| invalid("is malformed"))?;
+    let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("HMAC takes any key length");
+    m.update(&payload);
+    m.verify_slice(&tag)
+        .map_err(|_| invalid("failed its integrity check"))?;
+    let p: Value = serde_json::from_slice(&payload).map_err(|_| invalid("is malformed"))?;
+    if p["x"].as_i64().unwrap_or(0) < now() {
+        return Err(invalid("has expired"));
+    }
+    if p["p"] != b.principal
+        || p["m"] != b.method
+        || p["c"] != b.capability
+        || p["a"] != args_digest(b.arguments)
+    {
+        return Err(invalid(
+            "belongs to another caller, method, capability or arguments",
+        ));
+    }
+    let nonce = p["n"].as_str().unwrap_or("").to_string();
+    let fresh = crate::session::as_owner(|| {
+        Spi::get_one_with_args::<bool>(
+            "with used as (insert into chumbo.request_state_uses (nonce, expires_at)
+                           values ($1, now() + interval '15 minutes') on conflict do nothing returning true)
+             select coalesce((select true from used), false)",
+            &[nonce.as_str().into()],
+        )
+    });
+    if !matches!(fresh, Ok(Some(true))) {
+        return Err(invalid("was already used"));
+    }
+    Ok(p["r"].as_object().cloned().unwrap_or_default())
+}

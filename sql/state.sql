@@ -142,7 +142,8 @@ begin
         if not exists (select from chumbo.state_entries e
                         where e.partition = p and e.namespace = namespace and e.key = key) then
             perform pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtextextended('chumbo.state:' || pg_catalog.encode(p, 'hex'), 0));
-            if (select count(*) from chumbo.state_entries e where e.partition = p) >= 1000 then
+            if (select count(*) from chumbo.state_entries e
+                 where e.partition = p and (e.expires_at is null or e.expires_at > now_ts)) >= 1000 then
                 raise exception using errcode = '54000',
                     message = 'chumbo: too_many_keys: this caller already has 1000 keys; delete some first';
             end if;

@@ -79,3 +79,48 @@ fn doctor() -> TableIterator<
 fn metadata_schema() -> JsonB {
     JsonB(crate::metadata::schema())
 }
+
+/// The effective tool catalogue of the calling role (with the scopes in `request.jwt.claims`)
+/// and a SHA-256 digest over its canonical JSON: a "surface proof" that two deployments, or the
+/// same one at two times, expose exactly the same tools to a caller.
+#[pg_extern]
+fn surface() -> JsonB {
+    let registry = registry::current();
+    let role = Spi::get_one::<String>("select current_user::text")
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    let claims =
+        Spi::get_one::<String>("select pg_catalog.current_setting('request.jwt.claims', true)")
+            .ok()
+            .flatten()
+            .and_then(|c| serde_json::from_str::<serde_json::Value>(&c).ok())
+            .unwrap_or(serde_json::json!({}));
+    let role_oid = Spi::get_one_with_args::<pgrx::pg_sys::Oid>(
+        "select oid from pg_catalog.pg_roles where rolname = $1",
+        &[role.as_str().into()],
+    )
+    .ok()
+    .flatten()
+    .unwrap_or(pgrx::pg_sys::Oid::INVALID);
+    let caller = registry::Caller {
+        principal: crate::principal::Principal::from_claims(&claims, &role, None),
+        scopes: registry::scopes_of(&claims),
+        role: role.clone(),
+        role_oid,
+        claims,
+    };
+    let tools: Vec<serde_json::Value> = registry
+        .capabilities
+        .iter()
+        .filter(|c| c.kind == registry::Kind::Tool && caller.may_use(c))
+        .map(crate::protocol::tool_json)
+        .collect();
+    // serde_json's maps are ordered by key, so this serialization is canonical.
+    let canonical = serde_json::Value::Array(tools.clone()).to_string();
+    let digest = crate::principal::hex(&sha2::Digest::finalize(sha2::Digest::chain_update(
+        sha2::Sha256::default(),
+        canonical.as_bytes(),
+    )));
+    JsonB(serde_json::json!({"role": role, "tools": tools, "digest": format!("sha256:{digest}")}))
+}

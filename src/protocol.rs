@@ -217,7 +217,7 @@ fn put_opt(v: &mut Value, key: &str, value: Option<impl serde::Serialize>) {
     }
 }
 
-fn tool_json(c: &Capability) -> Value {
+pub fn tool_json(c: &Capability) -> Value {
     let mut t = json!({"name": c.name, "inputSchema": c.input_schema});
     put_opt(&mut t, "title", c.meta.title.as_ref());
     put_opt(&mut t, "description", c.description.as_ref());

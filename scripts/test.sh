@@ -55,6 +55,10 @@ export CHUMBO_VENV="$STATE/venv"
 
 # 4. and 5.
 stage regress "$ROOT/tests/regress/run.sh"
+# Concurrency: real parallel sessions against the regression database.
+for script in tests/regress/concurrency*.sh; do
+  [[ -f "$script" ]] && stage "$(basename "$script" .sh)" env PGDATABASE=chumbo_regress bash "$script"
+done
 for suite in readme/quickstart.sh e2e/run.sh conformance/run.sh oauth/run.sh; do
   name="${suite%%/*}"
   if [[ -f "tests/$suite" ]]; then stage "$name" bash "tests/$suite"

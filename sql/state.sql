@@ -251,7 +251,7 @@ create table chumbo.sandboxes (
     attempts integer not null default 0,   -- failed stop attempts since it last ran
     last_error text,
     last_attempt_at timestamptz,
-    unique (provider, provider_sandbox_id)
+    constraint sandboxes_provider_sandbox unique (provider, provider_sandbox_id)
 );
 create index sandboxes_owner on chumbo.sandboxes (owner, provider, tenant) where status = 'running';
 create index sandboxes_running on chumbo.sandboxes (last_used_at) where status = 'running';
@@ -328,7 +328,7 @@ begin
     insert into chumbo.sandboxes (provider, provider_sandbox_id, owner, tenant, conversation_id,
                                   idle_seconds, expires_at, created_at, last_used_at)
     values (provider, provider_sandbox_id, me, tenant, conversation_id, idle_seconds, expires_at, now_ts, now_ts)
-    on conflict (provider, provider_sandbox_id) do nothing
+    on conflict on constraint sandboxes_provider_sandbox do nothing
     returning id into new_id;
     if new_id is null then   -- registered concurrently by someone else
         raise exception using errcode = '42501',

@@ -1,0 +1,50 @@
+-- Rate limits per principal: a tool with @mcp {"rateLimit": {"perMinute": 3}} answers an isError
+-- result with the retry time on the 4th call of a minute, for Alice only: Bob, another OAuth
+-- client of Alice, and another issuer's token with Alice's subject each have their own window.
+-- Counters hold digests, never the subject. chumbo._rate_hit as the owner: exactly N per window.
+begin;
+\set alice '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}'
+\set alice_app2 '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated","client_id":"second-app"}'
+\set alice_other_iss '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","iss":"https://other.example.com","role":"authenticated"}'
+\set bob '{"sub":"bbbbbbbb-0000-4000-8000-000000000002","role":"authenticated"}'
+create function pg_temp.tool(claims jsonb, name text, args jsonb default '{}')
+  returns jsonb language sql
+  as $$ select chumbo.handle(jsonb_build_object('jsonrpc', '2.0', 'id', 1, 'method', 'tools/call',
+          'params', jsonb_build_object('name', name, 'arguments', args)), claims) $$;
+create function pg_temp.outcome(r jsonb) returns text language sql
+  as $$ select case when (r -> 'result' ->> 'isError')::boolean
+                    then regexp_replace(r -> 'result' -> 'content' -> 0 ->> 'text', 'retry in [0-9]+ s', 'retry in <n> s')
+                    else 'ok: ' || (r -> 'result' -> 'content' -> 0 ->> 'text') end $$;
+create function mcp.limited_echo(word text) returns text language sql as $$ select word $$;
+comment on function mcp.limited_echo(text) is 'Echo, three times a minute. @mcp {"rateLimit": {"perMinute": 3}}';
+revoke execute on function mcp.limited_echo(text) from public;
+grant execute on function mcp.limited_echo(text) to authenticated;
+-- stay inside one fixed window: start early in a minute
+do $$ begin
+  if extract(second from clock_timestamp()) > 45 then perform pg_sleep(61 - extract(second from clock_timestamp())); end if;
+end $$;
+select n, pg_temp.outcome(pg_temp.tool(:'alice', 'limited_echo', jsonb_build_object('word', 'alice-' || n))) as alice
+  from generate_series(1, 5) n;
+select n, pg_temp.outcome(pg_temp.tool(:'bob', 'limited_echo', jsonb_build_object('word', 'bob-' || n))) as bob
+  from generate_series(1, 4) n;
+select n, pg_temp.outcome(pg_temp.tool(:'alice_app2', 'limited_echo', jsonb_build_object('word', 'app2-' || n))) as alice_second_client
+  from generate_series(1, 4) n;
+select pg_temp.outcome(pg_temp.tool(:'alice_other_iss', 'limited_echo', '{"word":"other-iss"}')) as other_issuer;
+-- the retry time is within the window
+select (regexp_match(pg_temp.tool(:'alice', 'limited_echo', '{"word":"x"}') -> 'result' -> 'content' -> 0 ->> 'text',
+        'retry in ([0-9]+) s'))[1]::int between 1 and 60 as retry_within_minute;
+-- a refused call never reaches the function, and other tools are not limited
+select jsonb_path_query_array(pg_temp.tool(:'alice', 'list_projects'), '$.result.structuredContent.rows[*].name') as other_tool;
+-- counters: one bucket per tool and principal (+ client), all digests
+select count(*) as buckets, sum(hits) as hits, bool_and(bucket ~ '^tool:limited_echo:[0-9a-f]{64}:') as digest_buckets,
+       bool_and(bucket !~ 'aaaaaaaa|bbbbbbbb') as no_subjects
+  from chumbo.rate_counters where bucket like 'tool:limited_echo:%';
+-- finished windows are reclaimed, a few per hit
+insert into chumbo.rate_counters select 'old-' || i, now() - interval '2 days', 1 from generate_series(1, 20) i;
+select chumbo._rate_hit('regress-reclaimer', 60, 10) = 0 as allowed;
+select count(*) as old_windows_left from chumbo.rate_counters where bucket like 'old-%';
+-- _rate_hit (the owner's primitive): 0 = allowed, else seconds until the window ends
+select n, chumbo._rate_hit('regress-bucket', 3600, 2) = 0 as allowed from generate_series(1, 4) n;
+select chumbo._rate_hit('regress-bucket', 3600, 2) between 1 and 3600 as retry_seconds;
+select chumbo._rate_hit('regress-other-bucket', 3600, 2) = 0 as other_bucket_allowed;
+rollback;

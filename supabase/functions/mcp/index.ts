@@ -6,6 +6,10 @@
 // connection pool. All protocol decisions (token verification, 401/403 challenges, JSON-RPC
 // errors, status codes) are made by the extension inside Postgres; the edge only frames the
 // answer: SSE when the database returned events (log/progress notifications), JSON otherwise.
+// The one long-lived thing it holds is a `subscriptions/listen` stream (MCP 2026-07-28): the
+// database acknowledges it (`listen` in its answer), and the edge keeps the SSE response open,
+// turning NOTIFYs on channel `chumbo_capabilities` (chumbo's DDL/COMMENT/GRANT event trigger) into
+// the list-changed notifications the subscriber asked for, over ONE shared LISTEN connection.
 //
 // Configuration (environment):
 //   DATABASE_URL                  login role chumbo_edge (rights from `select chumbo.grant_edge('chumbo_edge')`)
@@ -32,6 +36,10 @@
 //   CHUMBO_DB_POOL                pool size (default 8)
 //   CHUMBO_DB_PREPARE             "false" behind a transaction pooler without prepared-statement
 //                                 support (pgbouncer < 1.21); default true
+//   CHUMBO_KEEPALIVE_MS           SSE comment keep-alive interval on listen streams (default 15000)
+//   CHUMBO_CLIENT_IP_HEADER       take the client address passed to the database (anonymous rate
+//                                 limits) from this header's first entry, e.g. x-forwarded-for,
+//                                 when a trusted proxy sets it; default: the socket's peer address
 //   CHUMBO_LISTEN, CHUMBO_PORT    standalone only (scripts/edge.sh): comma-separated addresses to
 //                                 bind, port. Unset under the Supabase runtime, which owns the socket.
 import postgres from "postgres";
@@ -52,6 +60,8 @@ const ALLOWED_HOSTS = new Set(
 const ALLOWED_ORIGINS = env("CHUMBO_ALLOWED_ORIGINS") ? new Set(list(env("CHUMBO_ALLOWED_ORIGINS"))) : null;
 const MAX_BODY = Number(env("CHUMBO_MAX_BODY_BYTES") ?? 4 * 1024 * 1024);
 const MODE = env("CHUMBO_MODE") ?? "direct";
+const KEEPALIVE_MS = Number(env("CHUMBO_KEEPALIVE_MS") ?? 15000);
+const CLIENT_IP_HEADER = env("CHUMBO_CLIENT_IP_HEADER")?.toLowerCase();
 
 // The function answers at /functions/v1/mcp (local dev, the URL clients use) and at /mcp (what
 // the Supabase gateway hands the function after stripping /functions/v1).
@@ -68,6 +78,7 @@ const ALLOW_HEADERS = [
   "mcp-name",
   "last-event-id",
 ];
+// (Mcp-Param-* request headers are allowed by prefix, see preflight.)
 const EXPOSE_HEADERS = "www-authenticate, mcp-protocol-version";
 
 const sql = MODE === "direct"
@@ -189,13 +200,20 @@ async function readBody(req: Request): Promise<string | null> {
   return new TextDecoder().decode(all);
 }
 
-type HttpResult = { status: number; headers?: Record<string, string>; body?: unknown; events?: unknown[] };
+type Listen = { id: string | number; notifications: Record<string, boolean> };
+type HttpResult = {
+  status: number;
+  headers?: Record<string, string>;
+  body?: unknown;
+  events?: unknown[];
+  listen?: Listen;
+};
 
-async function forwardDirect(req: Request, path: string, body: string): Promise<HttpResult> {
+async function forwardDirect(req: Request, path: string, body: string, client?: string): Promise<HttpResult> {
   const headers: Record<string, string> = {};
   req.headers.forEach((v, k) => (headers[k.toLowerCase()] = v)); // Headers already lowercases
   delete headers["cookie"]; // never needed, keep it out of the database
-  const request = { method: req.method, path, headers, body, resource: PUBLIC_URL, resource_metadata: PRM_URL };
+  const request = { method: req.method, path, headers, body, resource: PUBLIC_URL, resource_metadata: PRM_URL, client };
   // sql.json: postgres.js serializes the object once (a JSON string would become a jsonb string).
   const [row] = await sql!`select chumbo.http(${sql!.json(request)}::jsonb) as r`;
   return row.r as HttpResult;
@@ -223,13 +241,114 @@ async function forwardPostgrest(req: Request, body: string): Promise<HttpResult>
   return { status: r.status, headers: out, body: text ? JSON.parse(text) : null };
 }
 
+const frame = (m: unknown) => `event: message\ndata: ${JSON.stringify(m)}\n\n`;
+function sseHeaders(h: Headers): Headers {
+  h.set("content-type", "text/event-stream");
+  h.set("cache-control", "no-cache");
+  h.set("x-accel-buffering", "no");
+  return h;
+}
+
+// ---- subscriptions/listen: long-lived SSE streams fed by LISTEN chumbo_capabilities -------------
+const LIST_CHANGED: Record<string, string> = {
+  toolsListChanged: "notifications/tools/list_changed",
+  promptsListChanged: "notifications/prompts/list_changed",
+  resourcesListChanged: "notifications/resources/list_changed",
+};
+const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
+type Subscriber = { listen: Listen; send: (chunk: string) => void; end: (last?: unknown) => void };
+const subscribers = new Set<Subscriber>();
+let listening: Promise<unknown> | null = null;
+let fanout: ReturnType<typeof setTimeout> | undefined;
+
+/** One LISTEN connection for all streams (postgres.js reconnects and re-listens on its own). */
+function ensureListening(): Promise<unknown> {
+  listening ??= sql!.listen("chumbo_capabilities", () => {
+    // One DDL transaction may NOTIFY several times (create, comment, grant): one round of
+    // notifications per burst.
+    fanout ??= setTimeout(() => {
+      fanout = undefined;
+      for (const s of subscribers) {
+        for (const [flag, method] of Object.entries(LIST_CHANGED)) {
+          if (s.listen.notifications[flag] !== true) continue;
+          s.send(frame({ jsonrpc: "2.0", method, params: { _meta: { [SUBSCRIPTION_ID]: s.listen.id } } }));
+        }
+      }
+    }, 25);
+  }).catch((e) => {
+    listening = null;
+    throw e;
+  });
+  return listening;
+}
+
+async function listenStream(result: HttpResult, origin: string | null): Promise<Response> {
+  await ensureListening(); // before the acknowledgement: no change after it may be missed
+  const listen = result.listen!;
+  const enc = new TextEncoder();
+  let sub: Subscriber;
+  let keepalive: ReturnType<typeof setInterval> | undefined;
+  const stop = () => {
+    clearInterval(keepalive);
+    subscribers.delete(sub);
+  };
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      let open = true;
+      sub = {
+        listen,
+        send(chunk) {
+          if (!open) return;
+          try {
+            controller.enqueue(enc.encode(chunk));
+          } catch {
+            sub.end(); // the client went away
+          }
+        },
+        end(last) {
+          if (!open) return;
+          if (last !== undefined) sub.send(frame(last));
+          open = false;
+          stop();
+          try {
+            controller.close();
+          } catch { /* already closed */ }
+        },
+      };
+      for (const e of result.events ?? []) sub.send(frame(e)); // the acknowledgement first
+      subscribers.add(sub);
+      keepalive = setInterval(() => sub.send(": keepalive\n\n"), KEEPALIVE_MS);
+    },
+    cancel() {
+      stop(); // the client disconnected
+    },
+  });
+  return new Response(stream, {
+    status: result.status,
+    headers: sseHeaders(cors(origin, new Headers(result.headers ?? {}))),
+  });
+}
+
+/** Edge shutdown: every listen stream ends with a normal result for the listen request. */
+async function shutdown() {
+  for (const s of [...subscribers]) {
+    const id = s.listen.id;
+    s.end({ jsonrpc: "2.0", id, result: { resultType: "complete", _meta: { [SUBSCRIPTION_ID]: id } } });
+  }
+  await new Promise((r) => setTimeout(r, 100)); // let the final frames flush
+  await sql?.end({ timeout: 1 }).catch(() => {});
+  Deno.exit(0);
+}
+for (const sig of ["SIGTERM", "SIGINT"] as const) {
+  try {
+    Deno.addSignalListener(sig, shutdown);
+  } catch { /* a runtime without signal listeners (hosted) */ }
+}
+
 function respond(result: HttpResult, origin: string | null): Response {
   const h = cors(origin, new Headers(result.headers ?? {}));
   if (result.events?.length) {
-    const frame = (m: unknown) => `event: message\ndata: ${JSON.stringify(m)}\n\n`;
-    h.set("content-type", "text/event-stream");
-    h.set("cache-control", "no-cache");
-    h.set("x-accel-buffering", "no");
+    sseHeaders(h);
     const stream = result.events.map(frame).join("") + (result.body == null ? "" : frame(result.body));
     return new Response(stream, { status: result.status, headers: h });
   }
@@ -241,7 +360,17 @@ function respond(result: HttpResult, origin: string | null): Response {
   return new Response(JSON.stringify(result.body), { status: result.status, headers: h });
 }
 
-export async function handler(req: Request): Promise<Response> {
+/** The client's address, for the database's anonymous rate-limit buckets. */
+function clientAddress(req: Request, info?: Deno.ServeHandlerInfo): string | undefined {
+  if (CLIENT_IP_HEADER) {
+    const v = req.headers.get(CLIENT_IP_HEADER)?.split(",")[0]?.trim();
+    if (v) return v;
+  }
+  const addr = info?.remoteAddr as Deno.NetAddr | undefined;
+  return addr?.hostname;
+}
+
+export async function handler(req: Request, info?: Deno.ServeHandlerInfo): Promise<Response> {
   const url = new URL(req.url);
   const path = url.pathname.replace(/\/+$/, "") || "/";
 
@@ -276,7 +405,10 @@ export async function handler(req: Request): Promise<Response> {
   if (body.includes("\0")) return rpcError(400, "Parse error", -32700);
   try {
     if (MODE === "direct") await refreshJwks(req.headers.get("authorization"));
-    const result = MODE === "postgrest" ? await forwardPostgrest(req, body) : await forwardDirect(req, path, body);
+    const result = MODE === "postgrest"
+      ? await forwardPostgrest(req, body)
+      : await forwardDirect(req, path, body, clientAddress(req, info));
+    if (result.listen && sql) return await listenStream(result, origin);
     return respond(result, origin);
   } catch (e) {
     const trace = crypto.randomUUID();

@@ -1,0 +1,1 @@
+select bench.touch(:client_id);

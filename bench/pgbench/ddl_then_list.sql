@@ -1,0 +1,2 @@
+select bench.touch(:client_id);
+select chumbo.handle('{"jsonrpc":"2.0","id":1,"method":"tools/list"}', '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}');

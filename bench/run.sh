@@ -1,0 +1,269 @@
+#!/usr/bin/env bash
+# `make bench`: chumbo against the floor (in the database) and against the standard stack (end to
+# end), and the per-backend memory of the capability cache; regenerates bench/RESULTS.md.
+# Not part of `make test`. Takes about 10 minutes (BENCH_SECONDS per point).
+#
+#   1. pgbench (-M prepared, as the edge's login role chumbo_edge) on a dedicated cluster: the floor
+#      (bench/sql/floor.sql) vs `select chumbo.handle(<tools/call list_projects>, <claims>)`, and
+#      tools/list with 10 and 1,000 tools, warm and right after a DDL change; concurrency 1, 8, 32,
+#      floor and chumbo back to back at each level.
+#   2. wrk (Debian) against the chumbo edge (scripts/edge.sh) and the reference Node server
+#      (bench/reference: official MCP SDK, jose, pg), same tokens, same tool; every response checked,
+#      plus a separate verification pass (bench/verify.mjs) with Alice and Bob interleaved.
+#   3. backend RSS before/after the first tools/list with 1,000 tools (bench/reference/memory.mjs).
+#   4. perf profiles (when perf can sample), then bench/report.py writes bench/RESULTS.md.
+#
+# Environment: BENCH_SECONDS (10) measured seconds per point, BENCH_WARMUP (3) extra seconds per
+# pgbench point (the window starts once every client has finished its first transaction),
+# BENCH_CLIENTS ("1 8 32"), BENCH_PG_PORT (54380), BENCH_EDGE_PORT (54381), BENCH_REF_PORT (54382),
+# BENCH_PROJECTS_PER_ORG (3000), BENCH_OUT (bench/RESULTS.md).
+set -euo pipefail
+source "$(dirname "$0")/../scripts/lib.sh"
+cd "$ROOT"
+
+SECS="${BENCH_SECONDS:-10}"
+WARMUP="${BENCH_WARMUP:-3}"
+CLIENTS="${BENCH_CLIENTS:-1 8 32}"
+PORT="${BENCH_PG_PORT:-54380}"
+EDGE_PORT="${BENCH_EDGE_PORT:-54381}"
+REF_PORT="${BENCH_REF_PORT:-54382}"
+PER_ORG="${BENCH_PROJECTS_PER_ORG:-3000}"
+OUT="${BENCH_OUT:-$ROOT/bench/RESULTS.md}"
+PGBENCH="$PG_BIN/pgbench"
+DB10=chumbo_bench            # the example app + bench data, 10 tools
+DB1K=chumbo_bench_1k         # the example app, 1,000 tools
+DIR="$BASE/bench"            # cluster (outside the repo, owned by postgres)
+WORK="$STATE/bench"          # raw outputs of this run (git-ignored)
+RESULTS="$WORK/results.jsonl"
+EDGE_ID=bench-edge
+EDGE_URL="http://localhost:$EDGE_PORT/functions/v1/mcp"
+REF_URL="http://127.0.0.1:$REF_PORT/mcp"
+ALICE_SUB=aaaaaaaa-0000-4000-8000-000000000001
+BOB_SUB=bbbbbbbb-0000-4000-8000-000000000002
+ALICE_CLAIMS="{\"sub\":\"$ALICE_SUB\",\"role\":\"authenticated\"}"
+CALL_SMALL='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_projects","arguments":{"status":"archived"}}}'
+STARTED="$(date -u +%FT%TZ)"
+T0=$SECONDS
+
+for tool in "$PGBENCH" wrk jq python3 node deno; do
+  command -v "$tool" >/dev/null || die "bench: $tool not found (node/deno: scripts/setup.sh; wrk: apt-get install wrk)"
+done
+[[ -f /usr/share/postgresql/15/extension/chumbo.control ]] || die "bench: the chumbo extension is not installed (make install)"
+
+rm -rf "$WORK"; mkdir -p "$WORK"
+: >"$RESULTS"
+record() { jq -cn "$@" >>"$RESULTS"; }
+
+# --- the bench cluster ---------------------------------------------------------------------------
+as_pg() { (cd "$DIR" && env -u RUST_BACKTRACE runuser -u postgres -- "$@"); }
+REF_PID=
+cleanup() {
+  [[ -n "$REF_PID" ]] && kill "$REF_PID" 2>/dev/null || true
+  CHUMBO_EDGE_ID=$EDGE_ID CHUMBO_PORT=$EDGE_PORT "$ROOT/scripts/edge.sh" stop >/dev/null 2>&1 || true
+  [[ -f "$DIR/data/PG_VERSION" ]] && as_pg "$PG_BIN/pg_ctl" -D "$DIR/data" -m fast -w stop >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+log "bench cluster: fresh on 127.0.0.1:$PORT ($DIR)"
+mkdir -p "$DIR" && chown postgres: "$BASE" "$DIR" && chmod 700 "$DIR"
+[[ -f "$DIR/data/PG_VERSION" ]] && as_pg "$PG_BIN/pg_ctl" -D "$DIR/data" -m fast -w stop >/dev/null 2>&1 || true
+if pg_isready -q -h 127.0.0.1 -p "$PORT" -t 2; then die "port $PORT is taken (set BENCH_PG_PORT)"; fi
+rm -rf "$DIR/data"
+as_pg "$PG_BIN/initdb" -D "$DIR/data" -U postgres --auth=trust --locale=C.UTF-8 >/dev/null
+as_pg "$PG_BIN/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w -t 60 \
+  -o "-c listen_addresses=127.0.0.1 -c port=$PORT -c unix_socket_directories=$DIR -c max_connections=120" \
+  start >/dev/null
+
+q() { psql_at "$PORT" "$@"; }
+q1() { q "$1" -At -c "$2"; }
+n_tools() { q1 "$1" "select jsonb_array_length(chumbo.handle('{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{}}', '$ALICE_CLAIMS')->'result'->'tools')"; }
+
+load_db() { # DB TOTAL_TOOLS
+  "$ROOT/scripts/load-db.sh" "$PORT" "$1" app --edge
+  q "$1" -f bench/sql/floor.sql
+  local have; have="$(n_tools "$1")"
+  q "$1" -v n="$(($2 - have))" -f bench/sql/tools.sql >/dev/null
+}
+load_db "$DB10" 10
+q "$DB10" -v projects_per_org="$PER_ORG" -f bench/sql/data.sql
+load_db "$DB1K" 1000
+# pg_backend_memory_contexts is for superusers and pg_read_all_stats (bench cluster only).
+q postgres -c 'grant pg_read_all_stats to chumbo_edge'
+EDGE_PW="$(cat "$STATE/edge-password")"
+export PGPASSWORD="$EDGE_PW"
+
+# tools/list walking every page with 1,000 tools: the cursors the server hands out.
+pages_script="$WORK/chumbo_list_all_pages.sql"
+cursor=; tools_1k=0; : >"$pages_script"
+while :; do
+  params=; [[ -n "$cursor" ]] && params=",\"params\":{\"cursor\":\"$cursor\"}"
+  body="{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"$params}"
+  echo "select chumbo.handle('$body', '$ALICE_CLAIMS');" >>"$pages_script"
+  page="$(q1 "$DB1K" "select chumbo.handle('$body', '$ALICE_CLAIMS')->'result'")"
+  tools_1k=$((tools_1k + $(jq '.tools | length' <<<"$page")))
+  cursor="$(jq -r '.nextCursor // empty' <<<"$page")"
+  [[ -n "$cursor" ]] || break
+done
+[[ "$tools_1k" == 1000 ]] || die "bench sanity: $DB1K lists $tools_1k tools, expected 1000"
+PAGES="$(wc -l <"$pages_script")"
+
+# Sanity: every scenario answers as expected before anything is timed.
+check() { # DB SQL EXPECTED
+  local got; got="$(psql -X -At -h 127.0.0.1 -p "$PORT" -U chumbo_edge -d "$1" -c "$2")"
+  [[ "$got" == "$3" ]] || die "bench sanity: $1: $2 gave '$got', expected '$3'"
+}
+ROWS_SMALL="$(q1 "$DB10" "select count(*) from projects p join memberships m on m.org_id = p.org_id where m.user_id = '$ALICE_SUB' and p.status = 'archived'")"
+check "$DB10" "select jsonb_array_length(chumbo.handle('$CALL_SMALL', '$ALICE_CLAIMS')->'result'->'structuredContent'->'rows')" "$ROWS_SMALL"
+check "$DB10" "select (chumbo.handle('$CALL_SMALL', '$ALICE_CLAIMS')->'result'->'structuredContent') = bench.floor_list_projects('$ALICE_CLAIMS', 'archived')" t
+check "$DB10" "select (chumbo.handle('{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"list_projects\",\"arguments\":{}}}', '$ALICE_CLAIMS')->'result'->'structuredContent'->'rows') = bench.floor_list_projects('$ALICE_CLAIMS')->'rows'" t
+check "$DB10" "select jsonb_array_length(chumbo.handle('{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}', '$ALICE_CLAIMS')->'result'->'tools')" 10
+ROWS_ALL="$(q1 "$DB10" "select jsonb_array_length(bench.floor_list_projects('$ALICE_CLAIMS')->'rows')")"
+record --arg rows_small "$ROWS_SMALL" --arg rows_all "$ROWS_ALL" --arg pages "$PAGES" --arg per_org "$PER_ORG" \
+  '{kind:"setup", rows_small:($rows_small|tonumber), rows_all:($rows_all|tonumber), pages:($pages|tonumber), projects_per_org:($per_org|tonumber)}'
+
+# --- 1. pgbench -----------------------------------------------------------------------------------
+pgb() { # NAME DB SCRIPT CLIENTS [EXTRA_WARMUP_S [warm|cold]]
+  local name="$1" db="$2" script="$3" c="$4" j=$(( $4 < 2 ? $4 : 2 )) prefix="$WORK/pgb-$1-c$4"
+  local warm=$((WARMUP + ${5:-0})) mode="${6:-warm}"
+  log "pgbench $name c=$c (${SECS}s + ${warm}s warm-up)"
+  if ! "$PGBENCH" -n -h 127.0.0.1 -p "$PORT" -U chumbo_edge -M prepared -c "$c" -j "$j" \
+       -T "$((SECS + warm))" -f "$script" -l --log-prefix="$prefix" "$db" >"$prefix.out" 2>&1; then
+    cat "$prefix.out" >&2; die "pgbench $name c=$c failed"
+  fi
+  python3 bench/report.py pgbench "$prefix" "$warm" "$mode" |
+    jq -c --arg name "$name" --arg db "$db" --argjson c "$c" '. + {kind:"pgbench", name:$name, db:$db, c:$c}' >>"$RESULTS"
+  rm -f "$prefix".[0-9]*
+}
+P=bench/pgbench
+for c in $CLIENTS; do
+  pgb floor_call_small   "$DB10" $P/floor_call_small.sql "$c"
+  pgb chumbo_call_small  "$DB10" $P/chumbo_call_small.sql "$c"
+  pgb floor_call_all     "$DB10" $P/floor_call_all.sql "$c"
+  pgb chumbo_call_all    "$DB10" $P/chumbo_call_all.sql "$c"
+  pgb list_10            "$DB10" $P/chumbo_list.sql "$c"
+  # Every new backend first reflects 1,000 functions: give the cold start time (~c/3 s here).
+  pgb list_1000          "$DB1K" $P/chumbo_list.sql "$c" $((c / 3))
+  pgb list_1000_all      "$DB1K" "$pages_script" "$c" $((c / 3))
+  pgb ddl_only_10        "$DB10" $P/ddl_only.sql "$c" 0 cold
+  pgb ddl_list_10        "$DB10" $P/ddl_then_list.sql "$c" 0 cold
+  pgb ddl_only_1000      "$DB1K" $P/ddl_only.sql "$c" 0 cold
+  # Every call reloads 1,000 tools in every backend: a longer run to see enough of them.
+  pgb ddl_list_1000      "$DB1K" $P/ddl_then_list.sql "$c" $((c / 2)) cold
+done
+
+# --- 3. memory (before the HTTP part: nothing else touches the bench databases) ---------------------
+for db in "$DB10" "$DB1K"; do
+  log "memory: first tools/list in a fresh backend of $db"
+  node bench/reference/memory.mjs "postgres://chumbo_edge:$EDGE_PW@127.0.0.1:$PORT/$db" "$ALICE_CLAIMS" |
+    jq -c --arg db "$db" '. + {kind:"memory", db:$db}' >>"$RESULTS"
+done
+
+# --- perf -----------------------------------------------------------------------------------------
+PERF=
+if command -v perf >/dev/null && perf record -e cpu-clock -o "$WORK/perf.probe" -- true >/dev/null 2>&1; then PERF=1; fi
+profile() { # NAME SECONDS COMMAND...: sample the whole machine while COMMAND runs
+  local name="$1" s="$2"; shift 2
+  [[ -n "$PERF" ]] || return 0
+  "$@" >/dev/null 2>&1 &
+  local load=$!
+  sleep 2
+  perf record -e cpu-clock -F 499 -a -g -o "$WORK/perf-$name.data" -- sleep "$s" >/dev/null 2>&1 || true
+  wait "$load" || true
+  { perf report -i "$WORK/perf-$name.data" --stdio --no-children --sort comm -g none --percent-limit 2 2>/dev/null |
+      grep -E '^ +[0-9]' | head -8
+    echo "--"
+    perf report -i "$WORK/perf-$name.data" --stdio --no-children --comm postgres --sort dso,sym -g none \
+      --percent-limit 0.8 2>/dev/null | grep -E '^ +[0-9]' | head -30
+  } >"$WORK/perf-$name.txt"
+  jq -Rsc --arg name "$name" '{kind:"perf", name:$name, text:.}' "$WORK/perf-$name.txt" >>"$RESULTS"
+}
+if [[ -n "$PERF" ]]; then
+  log "perf: chumbo tools/call at concurrency 8"
+  profile call_c8 8 "$PGBENCH" -n -h 127.0.0.1 -p "$PORT" -U chumbo_edge -M prepared -c 8 -j 2 -T 12 -f $P/chumbo_call_small.sql "$DB10"
+  log "perf: tools/list right after a DDL change, 1,000 tools, concurrency 8"
+  profile ddl_list_1000_c8 8 "$PGBENCH" -n -h 127.0.0.1 -p "$PORT" -U chumbo_edge -M prepared -c 8 -j 2 -T 12 -f $P/ddl_then_list.sql "$DB1K"
+else
+  record '{kind:"perf", name:"unavailable", text:"perf cannot sample on this machine"}'
+fi
+
+# --- 2. end to end ---------------------------------------------------------------------------------
+log "end to end: chumbo edge on $EDGE_PORT, reference on $REF_PORT"
+export CHUMBO_PUBLIC_URL="$EDGE_URL"
+"$ROOT/scripts/dev-auth.sh" "postgres://postgres@127.0.0.1:$PORT/$DB10"
+ALICE_TOKEN="$(deno run -A scripts/mint-token.ts alice)"
+BOB_TOKEN="$(deno run -A scripts/mint-token.ts bob)"
+deno run -A scripts/mint-token.ts jwks >"$WORK/jwks.json"
+ISSUER="$(deno run -A scripts/mint-token.ts settings | jq -r '.jwt_issuers[0]')"
+DBURL="postgres://chumbo_edge:$EDGE_PW@127.0.0.1:$PORT/$DB10"
+CHUMBO_EDGE_ID=$EDGE_ID CHUMBO_PORT=$EDGE_PORT EDGE_DATABASE_URL="$DBURL" "$ROOT/scripts/edge.sh" start >/dev/null
+( cd bench/reference && [[ -d node_modules ]] || npm ci --no-audit --no-fund >/dev/null )
+DATABASE_URL="$DBURL" JWKS_FILE="$WORK/jwks.json" JWT_ISSUER="$ISSUER" JWT_AUDIENCE="$EDGE_URL" PORT="$REF_PORT" \
+  node bench/reference/server.mjs >"$WORK/reference.log" 2>&1 &
+REF_PID=$!
+for _ in $(seq 100); do
+  [[ "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$REF_URL" || true)" == 401 ]] && break; sleep 0.1
+done
+
+ids() { q1 "$DB10" "select coalesce(json_agg(p.id order by p.name collate \"C\"), '[]') from projects p join memberships m on m.org_id = p.org_id where m.user_id = '$1' and p.status = 'archived'"; }
+jq -n --arg at "$ALICE_TOKEN" --arg bt "$BOB_TOKEN" --argjson ai "$(ids $ALICE_SUB)" --argjson bi "$(ids $BOB_SUB)" \
+  --argjson body "$CALL_SMALL" \
+  '{users:[{name:"alice", token:$at, ids:$ai}, {name:"bob", token:$bt, ids:$bi}], body:$body, requests:400}' >"$WORK/expected.json"
+log "verification pass (Alice and Bob interleaved, both servers)"
+vrc=0
+node bench/verify.mjs "$WORK/expected.json" "chumbo=$EDGE_URL" "reference=$REF_URL" >"$WORK/verify.txt" 2>&1 || vrc=$?
+cat "$WORK/verify.txt" >&2
+jq -Rsc --argjson rc "$vrc" '{kind:"verify", rc:$rc, text:.}' "$WORK/verify.txt" >>"$RESULTS"
+
+wrk_point() { # SERVER URL CLIENTS SECONDS RECORD?
+  local out="$WORK/wrk-$1-c$3.txt"
+  MCP_TOKEN="$ALICE_TOKEN" MCP_BODY="$CALL_SMALL" MCP_EXPECT='"Acme project' MCP_FORBID=Globex \
+    wrk -t "$(( $3 < 2 ? $3 : 2 ))" -c "$3" -d "${4}s" --timeout 30s -s bench/wrk/mcp.lua "$2" >"$out" 2>&1 || true
+  [[ "$5" == record ]] || return 0
+  grep -q '^RESULT ' "$out" || { cat "$out" >&2; die "wrk $1 c=$3 failed"; }
+  sed -n 's/^RESULT //p' "$out" | tr ' ' '\n' | jq -Rnc --arg server "$1" --argjson c "$3" \
+    '[inputs | select(length > 0) | split("=") | {(.[0]): (.[1]|tonumber)}] | add + {kind:"e2e", server:$server, c:$c}' >>"$RESULTS"
+  grep '^BADSAMPLE' "$out" | head -1 | jq -Rc --arg server "$1" --argjson c "$3" '{kind:"badsample", server:$server, c:$c, text:.}' >>"$RESULTS" || true
+}
+for c in $CLIENTS; do
+  for s in chumbo reference; do
+    url="$EDGE_URL"; [[ $s == reference ]] && url="$REF_URL"
+    url="${url/localhost/127.0.0.1}"
+    log "wrk $s c=$c (${SECS}s, 2 s warm-up first)"
+    wrk_point "$s" "$url" "$c" 2 warmup
+    wrk_point "$s" "$url" "$c" "$SECS" record
+  done
+done
+if [[ -n "$PERF" ]]; then
+  log "perf: end to end at concurrency 8"
+  profile e2e_chumbo_c8 8 env MCP_TOKEN="$ALICE_TOKEN" MCP_BODY="$CALL_SMALL" MCP_EXPECT=x MCP_FORBID=y \
+    wrk -t 2 -c 8 -d 12s -s bench/wrk/mcp.lua "${EDGE_URL/localhost/127.0.0.1}"
+  profile e2e_reference_c8 8 env MCP_TOKEN="$ALICE_TOKEN" MCP_BODY="$CALL_SMALL" MCP_EXPECT=x MCP_FORBID=y \
+    wrk -t 2 -c 8 -d 12s -s bench/wrk/mcp.lua "$REF_URL"
+fi
+
+# Debug assertions leave core::…::precondition_check (UB checks) in the binary; release builds do not.
+build_kind() {
+  local n; n="$( (nm -C "$("$PG_CONFIG" --pkglibdir)/chumbo.so" 2>/dev/null || true) | grep -c precondition_check || true)"
+  if [[ "${n:-0}" -gt 0 ]]; then echo "DEBUG build (debug assertions on: $n core::…::precondition_check symbols)"
+  else echo "release build (no debug-assertion symbols)"; fi
+}
+
+# --- the report -----------------------------------------------------------------------------------
+jq -n \
+  --arg started "$STARTED" --arg finished "$(date -u +%FT%TZ)" --arg elapsed "$((SECONDS - T0))" \
+  --arg command "make bench (bench/run.sh)" \
+  --arg env "BENCH_SECONDS=$SECS BENCH_WARMUP=$WARMUP BENCH_CLIENTS=\"$CLIENTS\" BENCH_PROJECTS_PER_ORG=$PER_ORG" \
+  --arg nproc "$(nproc)" --arg cpu "$(lscpu | sed -n 's/^Model name: *//p' | head -1)" \
+  --arg mem "$(free -h | awk '/^Mem:/ {print $2}')" --arg load "$(cut -d' ' -f1-3 /proc/loadavg)" \
+  --arg kernel "$(uname -r)" \
+  --arg pg "$(q1 postgres 'select version()')" \
+  --arg chumbo "$(q1 "$DB10" "select extversion from pg_extension where extname = 'chumbo'")" \
+  --arg build "$(build_kind)" \
+  --arg so "$(sha256sum "$("$PG_CONFIG" --pkglibdir)/chumbo.so" | cut -c1-12) $(date -u -r "$("$PG_CONFIG" --pkglibdir)/chumbo.so" +%FT%TZ)" \
+  --arg commit "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src sql supabase || echo ' (dirty)')" \
+  --arg node "$(node --version)" --arg deno "$(deno --version | head -1)" --arg wrk "$(wrk --version 2>&1 | head -1 | cut -d' ' -f1-2)" \
+  --arg sdk "$(jq -r '.packages["node_modules/@modelcontextprotocol/sdk"].version' bench/reference/package-lock.json)" \
+  --arg perf "$([[ -n "$PERF" ]] && echo yes || echo no)" \
+  '$ARGS.named' >"$WORK/meta.json"
+python3 bench/report.py render "$RESULTS" "$WORK/meta.json" "$OUT"
+log "wrote ${OUT#$ROOT/} ($((SECONDS - T0)) s)"

@@ -1,5 +1,5 @@
 # Developer commands (DESIGN.md §7). All logic lives in scripts/; these targets only call it.
-.PHONY: run stop test install setup status
+.PHONY: run stop test install setup status bench
 
 run:      ## install what is missing, build+install, start cluster + edge, load the app, print dev.env
 	@scripts/run.sh
@@ -13,3 +13,5 @@ setup:    ## only install missing packages and tools
 	@scripts/setup.sh
 status:   ## is the dev cluster running?
 	@CHUMBO_CLUSTER=dev scripts/cluster.sh status || true
+bench:    ## benchmarks (not part of test): chumbo vs the floor and vs a reference SDK server; writes bench/RESULTS.md
+	@bench/run.sh

@@ -45,6 +45,9 @@ CALL_SMALL='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list
 STARTED="$(date -u +%FT%TZ)"
 T0=$SECONDS
 
+if ! command -v wrk >/dev/null && [[ $EUID == 0 ]] && command -v apt-get >/dev/null; then
+  log "apt-get install wrk"; apt-get install -y -qq wrk >/dev/null
+fi
 for tool in "$PGBENCH" wrk jq python3 node deno; do
   command -v "$tool" >/dev/null || die "bench: $tool not found (node/deno: scripts/setup.sh; wrk: apt-get install wrk)"
 done

@@ -59,7 +59,7 @@ stage regress "$ROOT/tests/regress/run.sh"
 for script in tests/regress/concurrency*.sh; do
   [[ -f "$script" ]] && stage "$(basename "$script" .sh)" env PGDATABASE=chumbo_regress bash "$script"
 done
-for suite in readme/quickstart.sh e2e/run.sh conformance/run.sh oauth/run.sh; do
+for suite in readme/quickstart.sh e2e/run.sh conformance/run.sh conformance-2026/run.sh oauth/run.sh; do
   name="${suite%%/*}"
   if [[ -f "tests/$suite" ]]; then stage "$name" bash "tests/$suite"
   else skipped+=("$name"); fi

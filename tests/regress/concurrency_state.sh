@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Concurrency tests of durable state, rate limits and sandboxes with real parallel sessions
+# (pgbench, scripts in tests/regress/pgbench/):
+#   1. 16 writers do compare-and-set increments of one key of Alice's through a tool
+#      (chumbo.state_get + chumbo.state_put with expected_revision, retried on revision_conflict):
+#      no update is lost (value = revision = number of calls) and there was contention.
+#   2. 32 clients against a limit of N per window get exactly N successes: chumbo._rate_hit as the
+#      owner, and through a tool with @mcp {"rateLimit": {"perMinute": N}} called as Bob.
+#   3. two sandbox_idle_stop jobs at once never stop the same sandbox twice: the stopper records
+#      every call; each of the idle sandboxes is stopped exactly once, and both jobs did work.
+#
+# Needs a database with chumbo and the example app's roles (e.g. the one tests/regress/run.sh
+# creates). Connection from the environment: PGHOST, PGPORT, PGDATABASE (default chumbo_regress),
+# PGUSER (default postgres; must be the extension owner or a superuser). Everything it creates is
+# removed at the end, and the settings are restored.
+set -euo pipefail
+
+export PGHOST="${PGHOST:-127.0.0.1}" PGPORT="${PGPORT:-5432}" PGDATABASE="${PGDATABASE:-chumbo_regress}"
+export PGUSER="${PGUSER:-postgres}"
+HERE="$(cd "$(dirname "$0")" && pwd)"
+BENCH="$HERE/pgbench"
+q() { PGOPTIONS="-c client_min_messages=warning" psql -X -q -A -t -v ON_ERROR_STOP=1 "$@"; }
+fail=0
+check() { # check NAME EXPECTED ACTUAL
+  if [[ "$2" == "$3" ]]; then echo "concurrency_state: ok   $1 ($3)"
+  else echo "concurrency_state: FAIL $1: expected $2, got $3" >&2; fail=1; fi
+}
+bench() { # bench SCRIPT CLIENTS TRANSACTIONS [pgbench args]: fails on any aborted client
+  local script="$1" c="$2" t="$3"; shift 3
+  local out
+  if ! out="$(pgbench -n -M simple -c "$c" -j "$c" -t "$t" "$@" -f "$BENCH/$script" 2>&1)"; then
+    echo "$out" | tail -n 15 >&2
+    echo "concurrency_state: FAIL pgbench $script" >&2
+    fail=1
+    return 0
+  fi
+  echo "$out" | grep -E '^(number of transactions actually processed|number of failed)' | sed "s/^/  [$script] /" || true
+}
+
+q -c "select 1" >/dev/null || { echo "concurrency_state: cannot connect" >&2; exit 1; }
+saved_settings="$(q -c "select value::text from chumbo.settings")"
+
+cleanup() {
+  q <<SQL || true
+drop function if exists mcp.conc_incr(), mcp.conc_limited();
+drop schema if exists state_conc cascade;
+delete from chumbo.state_entries where namespace = 'conc';
+delete from chumbo.sandboxes where provider = 'conc-fake';
+delete from chumbo.rate_counters where bucket like 'conc-%' or bucket like 'tool:conc_limited:%';
+update chumbo.settings set value = \$settings\$$saved_settings\$settings\$::jsonb;
+SQL
+}
+trap cleanup EXIT
+cleanup
+
+RATE_N=50 TOOL_N=40
+q <<SQL
+create schema state_conc;
+create table state_conc.incr_log (attempts int, is_error boolean);
+create table state_conc.hits (result int);
+create table state_conc.tool_calls (is_error boolean);
+create table state_conc.stop_calls (provider text, provider_sandbox_id text, backend int, at timestamptz default clock_timestamp());
+-- The application's stopper: records the call and takes a little time, like a provider API would.
+create function state_conc.stop(provider text, provider_sandbox_id text) returns void language sql as \$\$
+  insert into state_conc.stop_calls (provider, provider_sandbox_id, backend) values (provider, provider_sandbox_id, pg_backend_pid());
+  select pg_sleep(0.003);
+\$\$;
+update chumbo.settings set value = value
+  || jsonb_build_object('state_namespaces', coalesce(value -> 'state_namespaces', '[]') || '["conc"]',
+                        'sandbox_stopper', 'state_conc.stop');
+
+-- A compare-and-set increment, retried on revision_conflict; returns the attempts it took.
+create function mcp.conc_incr() returns jsonb language plpgsql as \$\$
+declare
+  cur jsonb;
+  attempts int := 0;
+begin
+  loop
+    attempts := attempts + 1;
+    cur := chumbo.state_get('conc', 'counter');
+    begin
+      perform chumbo.state_put('conc', 'counter', to_jsonb(coalesce((cur ->> 'value')::bigint, 0) + 1),
+                               coalesce((cur ->> 'revision')::bigint, 0));
+      return jsonb_build_object('attempts', attempts);
+    exception when serialization_failure then
+      if attempts >= 1000 then raise; end if;
+    end;
+  end loop;
+end \$\$;
+revoke execute on function mcp.conc_incr() from public;
+grant execute on function mcp.conc_incr() to authenticated;
+
+create function mcp.conc_limited() returns text language sql as \$\$ select 'ok' \$\$;
+comment on function mcp.conc_limited() is 'Limited. @mcp {"rateLimit": {"perMinute": $TOOL_N}}';
+revoke execute on function mcp.conc_limited() from public;
+grant execute on function mcp.conc_limited() to authenticated;
+SQL
+
+# 1. CAS increments: 16 writers x 25 calls on one key.
+WRITERS=16 CALLS=25
+bench state_cas_increment.sql "$WRITERS" "$CALLS"
+read -r value revision < <(q -F ' ' -c "select e.value, e.revision from chumbo.state_entries e where e.namespace = 'conc' and e.key = 'counter'")
+read -r calls errors attempts < <(q -F ' ' -c "select count(*), count(*) filter (where is_error), coalesce(sum(attempts), 0) from state_conc.incr_log")
+check "CAS increments: calls" "$((WRITERS * CALLS))" "$calls"
+check "CAS increments: failed calls" 0 "$errors"
+check "CAS increments: final value (no lost update)" "$((WRITERS * CALLS))" "$value"
+check "CAS increments: revision (one write per increment)" "$((WRITERS * CALLS))" "$revision"
+if ((attempts > calls)); then echo "concurrency_state: ok   CAS increments: contention ($((attempts - calls)) revision conflicts retried)"
+else echo "concurrency_state: FAIL CAS increments: no revision conflict at all, the writers did not overlap" >&2; fail=1; fi
+
+# 2a. _rate_hit: 32 clients x 10 hits against a limit of RATE_N.
+RUN="$(date +%s%N)"
+bench rate_hit.sql 32 10 -D run="$RUN" -D limit="$RATE_N"
+check "rate limit (_rate_hit): successes of 320 hits" "$RATE_N" "$(q -c "select count(*) filter (where result = 0) from state_conc.hits")"
+check "rate limit (_rate_hit): every refusal says when to retry" 0 "$(q -c "select count(*) filter (where result <> 0 and result < 1) from state_conc.hits")"
+check "rate limit (_rate_hit): counter" "$RATE_N" "$(q -c "select hits from chumbo.rate_counters where bucket = 'conc-$RUN'")"
+
+# 2b. the same through a tool limited per minute: start early in a minute so one window holds all.
+sec="$(date +%-S)"; if ((sec > 30)); then sleep $((61 - sec)); fi
+bench rate_limited_tool.sql 32 5
+check "rate limit (tool, perMinute $TOOL_N): successes of 160 calls" "$TOOL_N" "$(q -c "select count(*) filter (where not is_error) from state_conc.tool_calls")"
+
+# 3. two idle-stop jobs at once over 300 idle sandboxes.
+SANDBOXES=300
+q -c "insert into chumbo.sandboxes (provider, provider_sandbox_id, owner, tenant, idle_seconds, last_used_at)
+      select 'conc-fake', 'sb-' || i, 'conc-owner', 'conc-tenant', 60, clock_timestamp() - interval '1 hour'
+        from generate_series(1, $SANDBOXES) i"
+bench sandbox_idle_stop.sql 2 25
+read -r stops distinct_stops backends < <(q -F ' ' -c "select count(*), count(distinct provider_sandbox_id), count(distinct backend) from state_conc.stop_calls")
+check "idle stop: stopper calls" "$SANDBOXES" "$stops"
+check "idle stop: distinct sandboxes stopped (none twice)" "$SANDBOXES" "$distinct_stops"
+check "idle stop: still running" 0 "$(q -c "select count(*) from chumbo.sandboxes where provider = 'conc-fake' and status = 'running'")"
+check "idle stop: both jobs stopped some" 2 "$backends"
+
+if ((fail)); then echo "concurrency_state: FAILED" >&2; exit 1; fi
+echo "concurrency_state: ok"

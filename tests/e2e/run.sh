@@ -3,7 +3,9 @@
 # edge against the test cluster: tests/e2e/run.sh   (PGPORT = the cluster, default 54339)
 #   1. (re)creates database chumbo_e2e with the example app, role chumbo_edge, dev bearer auth
 #   2. starts the edge on 127.0.0.1/::1:$E2E_PORT (default 54361), mints tokens
-#   3. node --test ts/clients.test.mjs, pytest py/, node --test ts/concurrency.test.mjs
+#   3. node --test ts/clients.test.mjs (SDK 1.32, legacy era), pytest py/ (mcp 2.3.0: legacy and auto,
+#      which must land on 2026-07-28), node --test ts/modern.test.mjs (client 2.4.0 on 2026-07-28,
+#      subscriptions/listen fed by a COMMENT through psql), node --test ts/concurrency.test.mjs
 #   4. starts pgbouncer (transaction pooling, as user postgres, temp dir) and a second edge behind
 #      it, and runs the concurrency test again through it
 #      The database's JWKS is removed first and that edge gets CHUMBO_JWKS_URL (a local static
@@ -70,7 +72,8 @@ mint_env() {
 }
 
 # 2. Edge straight to Postgres.
-CHUMBO_EDGE_ID=e2e-edge CHUMBO_PORT="$E2E_PORT" CHUMBO_PUBLIC_URL= \
+export E2E_DATABASE_URL="postgres://postgres@127.0.0.1:$PGPORT/$DB" E2E_KEEPALIVE_MS=300  # ts/modern.test.mjs
+CHUMBO_EDGE_ID=e2e-edge CHUMBO_PORT="$E2E_PORT" CHUMBO_PUBLIC_URL= CHUMBO_KEEPALIVE_MS="$E2E_KEEPALIVE_MS" \
   EDGE_DATABASE_URL="postgres://chumbo_edge:$EDGE_PW@127.0.0.1:$PGPORT/$DB" "$ROOT/scripts/edge.sh" start
 mint_env "$E2E_PORT"
 
@@ -78,6 +81,7 @@ mint_env "$E2E_PORT"
 cd "$HERE"
 suite "typescript client" node --test --test-reporter=spec ts/clients.test.mjs
 suite "python client" "$VENV/bin/python" -m pytest -q -p no:cacheprovider py
+suite "typescript client 2.4 (2026-07-28, listen)" node --test --test-reporter=spec ts/modern.test.mjs
 suite "concurrency (edge -> postgres)" env E2E_LABEL="edge -> postgres" node --test --test-reporter=spec ts/concurrency.test.mjs
 
 # 4. pgbouncer between a second edge and Postgres. pgbouncer 1.18 (Debian 12) has no

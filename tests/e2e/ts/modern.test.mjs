@@ -1,0 +1,134 @@
+// MCP 2026-07-28 through the edge with the official TypeScript v2 client
+// (@modelcontextprotocol/client 2.4.0, versionNegotiation auto), and subscriptions/listen: a
+// capability change in the database (COMMENT via psql) reaches an open listen stream as
+// notifications/tools/list_changed tagged with the subscription id, and kinds the subscriber did
+// not ask for never do.
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { Client, StreamableHTTPClientTransport, SUBSCRIPTION_ID_META_KEY } from "@modelcontextprotocol/client";
+import { MCP_URL, TOKENS, USERS } from "./common.mjs";
+
+const DB_URL = process.env.E2E_DATABASE_URL; // owner connection to the e2e database (tests/e2e/run.sh)
+const META = {
+  "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+  "io.modelcontextprotocol/clientCapabilities": {},
+};
+
+async function connectModern(token) {
+  const client = new Client({ name: "chumbo-e2e-ts-v2", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(MCP_URL), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
+  );
+  return client;
+}
+
+/** A capability change as an app developer makes it: COMMENT on a tool (same text, so nothing else changes). */
+function touchListProjects() {
+  const r = spawnSync("psql", ["-X", "-q", "-v", "ON_ERROR_STOP=1", DB_URL], {
+    input: "select format('comment on function mcp.list_projects is %L', " +
+      "obj_description('mcp.list_projects'::regproc, 'pg_proc')) \\gexec\n",
+    encoding: "utf8",
+  });
+  assert.equal(r.status, 0, r.stderr);
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+describe("TypeScript client 2.4.0, versionNegotiation auto", () => {
+  let client;
+  before(async () => (client = await connectModern(TOKENS.alice)));
+  after(async () => await client?.close());
+
+  test("negotiates 2026-07-28 and calls tools as Alice", async () => {
+    assert.equal(client.getNegotiatedProtocolVersion(), "2026-07-28");
+    assert.equal(client.getProtocolEra(), "modern");
+    const { tools } = await client.listTools();
+    assert.ok(tools.some((t) => t.name === "list_projects"), JSON.stringify(tools.map((t) => t.name)));
+    const res = await client.callTool({ name: "list_projects", arguments: {} });
+    assert.ok(!res.isError, JSON.stringify(res));
+    const rows = res.structuredContent.rows;
+    assert.equal(rows.length, 3);
+    for (const r of rows) assert.ok(r.name.startsWith(USERS.alice.org), r.name);
+    assert.ok(!JSON.stringify(res).includes(USERS.alice.other));
+  });
+
+  test("listen: a COMMENT in the database arrives as tools/list_changed", { skip: !DB_URL && "E2E_DATABASE_URL not set" }, async () => {
+    const seen = [];
+    client.setNotificationHandler("notifications/tools/list_changed", (n) => void seen.push(n));
+    const sub = await client.listen({ toolsListChanged: true });
+    try {
+      assert.equal(sub.honoredFilter.toolsListChanged, true);
+      touchListProjects();
+      for (let i = 0; i < 50 && !seen.length; i++) await sleep(100);
+      assert.equal(seen.length, 1, `one tools/list_changed, got ${JSON.stringify(seen)}`);
+      assert.ok(seen[0].params?._meta?.[SUBSCRIPTION_ID_META_KEY] !== undefined, JSON.stringify(seen[0]));
+    } finally {
+      await sub.close();
+    }
+    assert.equal(await sub.closed, "local");
+  });
+});
+
+describe("subscriptions/listen on the wire", { skip: !DB_URL && "E2E_DATABASE_URL not set" }, () => {
+  test("ack first, then only the kinds asked for, tagged with the listen id; keep-alive comments", async () => {
+    const ac = new AbortController();
+    const res = await fetch(MCP_URL, {
+      method: "POST",
+      signal: ac.signal,
+      headers: {
+        authorization: `Bearer ${TOKENS.alice}`,
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2026-07-28",
+        "mcp-method": "subscriptions/listen",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: "listen-e2e",
+        method: "subscriptions/listen",
+        params: { notifications: { toolsListChanged: true }, _meta: META },
+      }),
+    });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get("content-type"), /text\/event-stream/);
+    const reader = res.body.getReader();
+    const dec = new TextDecoder();
+    let text = "";
+    const messages = () => [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]));
+    const readFor = async (ms, until = () => false) => {
+      const end = Date.now() + ms;
+      while (Date.now() < end && !until()) {
+        const r = await Promise.race([reader.read(), sleep(end - Date.now()).then(() => null)]);
+        if (!r || r.done) break;
+        text += dec.decode(r.value, { stream: true });
+      }
+    };
+    try {
+      await readFor(5000, () => messages().length >= 1);
+      const [ack] = messages();
+      assert.equal(ack.method, "notifications/subscriptions/acknowledged");
+      assert.deepEqual(ack.params.notifications, { toolsListChanged: true });
+      assert.equal(ack.params._meta[SUBSCRIPTION_ID_META_KEY], "listen-e2e");
+
+      touchListProjects();
+      await readFor(5000, () => messages().some((m) => m.method === "notifications/tools/list_changed"));
+      // a moment more: anything not asked for would have arrived with it
+      await readFor(500);
+      const after = messages().slice(1);
+      const tools = after.filter((m) => m.method === "notifications/tools/list_changed");
+      assert.equal(tools.length, 1, JSON.stringify(after));
+      assert.equal(tools[0].params._meta[SUBSCRIPTION_ID_META_KEY], "listen-e2e");
+      const others = after.filter((m) => m.method !== "notifications/tools/list_changed");
+      assert.deepEqual(others, [], "prompts/resources list_changed were not asked for");
+      const keepalive = Number(process.env.E2E_KEEPALIVE_MS ?? 0); // the edge's CHUMBO_KEEPALIVE_MS
+      if (keepalive) {
+        await readFor(keepalive * 2 + 200, () => /^: keepalive$/m.test(text));
+        assert.match(text, /^: keepalive$/m);
+      }
+    } finally {
+      ac.abort();
+      await reader.cancel().catch(() => {});
+    }
+  });
+});

@@ -36,6 +36,8 @@
 //   CHUMBO_DB_POOL                pool size (default 8)
 //   CHUMBO_DB_PREPARE             "false" behind a transaction pooler without prepared-statement
 //                                 support (pgbouncer < 1.21); default true
+//   CHUMBO_LISTEN_DATABASE_URL    connection for the one LISTEN session (default DATABASE_URL); set it to a
+//                                 session-mode port when DATABASE_URL goes through a transaction pooler
 //   CHUMBO_KEEPALIVE_MS           SSE comment keep-alive interval on listen streams (default 15000)
 //   CHUMBO_CLIENT_IP_HEADER       take the client address passed to the database (anonymous rate
 //                                 limits) from this header's first entry, e.g. x-forwarded-for,
@@ -260,10 +262,17 @@ type Subscriber = { listen: Listen; send: (chunk: string) => void; end: (last?: 
 const subscribers = new Set<Subscriber>();
 let listening: Promise<unknown> | null = null;
 let fanout: ReturnType<typeof setTimeout> | undefined;
+let listenSql: ReturnType<typeof postgres> | undefined;
 
 /** One LISTEN connection for all streams (postgres.js reconnects and re-listens on its own). */
 function ensureListening(): Promise<unknown> {
-  listening ??= sql!.listen("chumbo_capabilities", () => {
+  const listener = env("CHUMBO_LISTEN_DATABASE_URL")
+    ? (listenSql ??= postgres(env("CHUMBO_LISTEN_DATABASE_URL")!, {
+      max: 1,
+      connection: { application_name: "chumbo-edge-listen" },
+    }))
+    : sql!;
+  listening ??= listener.listen("chumbo_capabilities", () => {
     // One DDL transaction may NOTIFY several times (create, comment, grant): one round of
     // notifications per burst.
     fanout ??= setTimeout(() => {
@@ -336,7 +345,7 @@ async function shutdown() {
     s.end({ jsonrpc: "2.0", id, result: { resultType: "complete", _meta: { [SUBSCRIPTION_ID]: id } } });
   }
   await new Promise((r) => setTimeout(r, 100)); // let the final frames flush
-  await sql?.end({ timeout: 1 }).catch(() => {});
+  await Promise.all([sql, listenSql].map((c) => c?.end({ timeout: 1 }).catch(() => {})));
   Deno.exit(0);
 }
 for (const sig of ["SIGTERM", "SIGINT"] as const) {

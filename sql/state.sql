@@ -305,36 +305,39 @@ begin
         raise exception using errcode = '22023',
             message = 'chumbo: invalid_sandbox: provider is 1-64 of A-Z a-z 0-9 _ . : -; provider_sandbox_id, tenant and conversation_id 1-256 bytes; idle_seconds 1-604800; expires_at in the future';
     end if;
-    -- One registration per provider sandbox: idempotent for its owner and tenant, refused for anyone else.
-    select * into existing from chumbo.sandboxes s
-     where s.provider = provider and s.provider_sandbox_id = provider_sandbox_id for update;
-    if found then
-        if existing.owner <> me or existing.tenant <> tenant then
-            raise exception using errcode = '42501',
-                message = 'chumbo: sandbox_forbidden: this provider sandbox is registered to another owner or tenant';
+    -- One registration per provider sandbox: idempotent for its owner and tenant, refused for
+    -- anyone else. Twice at most: the insert can lose a race to a concurrent registration.
+    for attempt in 1 .. 2 loop
+        select * into existing from chumbo.sandboxes s
+         where s.provider = provider and s.provider_sandbox_id = provider_sandbox_id for update;
+        if found then
+            if existing.owner <> me or existing.tenant <> tenant then
+                raise exception using errcode = '42501',
+                    message = 'chumbo: sandbox_forbidden: this provider sandbox is registered to another owner or tenant';
+            end if;
+            update chumbo.sandboxes s
+               set status = 'running', idle_seconds = sandbox_register.idle_seconds,
+                   expires_at = sandbox_register.expires_at,
+                   conversation_id = coalesce(sandbox_register.conversation_id, s.conversation_id),
+                   last_used_at = now_ts, stopped_at = null, attempts = 0, last_error = null
+             where s.id = existing.id;
+            return existing.id;
         end if;
-        update chumbo.sandboxes s
-           set status = 'running', idle_seconds = sandbox_register.idle_seconds,
-               expires_at = sandbox_register.expires_at,
-               conversation_id = coalesce(sandbox_register.conversation_id, s.conversation_id),
-               last_used_at = now_ts, stopped_at = null, attempts = 0, last_error = null
-         where s.id = existing.id;
-        return existing.id;
-    end if;
-    if (select count(*) from chumbo.sandboxes s where s.owner = me and s.status = 'running') >= 100 then
-        raise exception using errcode = '54000',
-            message = 'chumbo: too_many_sandboxes: this caller already has 100 running sandboxes';
-    end if;
-    insert into chumbo.sandboxes (provider, provider_sandbox_id, owner, tenant, conversation_id,
-                                  idle_seconds, expires_at, created_at, last_used_at)
-    values (provider, provider_sandbox_id, me, tenant, conversation_id, idle_seconds, expires_at, now_ts, now_ts)
-    on conflict on constraint sandboxes_provider_sandbox do nothing
-    returning id into new_id;
-    if new_id is null then   -- registered concurrently by someone else
-        raise exception using errcode = '42501',
-            message = 'chumbo: sandbox_forbidden: this provider sandbox is registered to another owner or tenant';
-    end if;
-    return new_id;
+        if (select count(*) from chumbo.sandboxes s where s.owner = me and s.status = 'running') >= 100 then
+            raise exception using errcode = '54000',
+                message = 'chumbo: too_many_sandboxes: this caller already has 100 running sandboxes';
+        end if;
+        insert into chumbo.sandboxes (provider, provider_sandbox_id, owner, tenant, conversation_id,
+                                      idle_seconds, expires_at, created_at, last_used_at)
+        values (provider, provider_sandbox_id, me, tenant, conversation_id, idle_seconds, expires_at, now_ts, now_ts)
+        on conflict on constraint sandboxes_provider_sandbox do nothing
+        returning id into new_id;
+        if new_id is not null then
+            return new_id;
+        end if;
+    end loop;
+    raise exception using errcode = '42501',
+        message = 'chumbo: sandbox_forbidden: this provider sandbox is registered to another owner or tenant';
 end $$;
 comment on function chumbo.sandbox_register(text, text, text, integer, timestamptz, text) is
   'Record a sandbox the tool started for the caller in tenant; returns its id. Registering the same provider sandbox again (same owner and tenant) marks it running and used.';

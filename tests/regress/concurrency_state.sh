@@ -8,6 +8,8 @@
 #      owner, and through a tool with @mcp {"rateLimit": {"perMinute": N}} called as Bob.
 #   3. two sandbox_idle_stop jobs at once never stop the same sandbox twice: the stopper records
 #      every call; each of the idle sandboxes is stopped exactly once, and both jobs did work.
+#   4. 8 sessions of Alice's registering the same provider sandbox at once all get the same id
+#      (the loser of the insert race finds the winner's row instead of failing).
 #
 # Needs a database with chumbo and the example app's roles (e.g. the one tests/regress/run.sh
 # creates). Connection from the environment: PGHOST, PGPORT, PGDATABASE (default chumbo_regress),
@@ -42,7 +44,7 @@ saved_settings="$(q -c "select value::text from chumbo.settings")"
 
 cleanup() {
   q <<SQL || true
-drop function if exists mcp.conc_incr(), mcp.conc_limited();
+drop function if exists mcp.conc_incr(), mcp.conc_limited(), mcp.conc_register();
 drop schema if exists state_conc cascade;
 delete from chumbo.state_entries where namespace = 'conc';
 delete from chumbo.sandboxes where provider = 'conc-fake';
@@ -59,6 +61,7 @@ create schema state_conc;
 create table state_conc.incr_log (attempts int, is_error boolean);
 create table state_conc.hits (result int);
 create table state_conc.tool_calls (is_error boolean);
+create table state_conc.registers (result text);
 create table state_conc.stop_calls (provider text, provider_sandbox_id text, backend int, at timestamptz default clock_timestamp());
 -- The application's stopper: records the call and takes a little time, like a provider API would.
 create function state_conc.stop(provider text, provider_sandbox_id text) returns void language sql as \$\$
@@ -94,6 +97,12 @@ create function mcp.conc_limited() returns text language sql as \$\$ select 'ok'
 comment on function mcp.conc_limited() is 'Limited. @mcp {"rateLimit": {"perMinute": $TOOL_N}}';
 revoke execute on function mcp.conc_limited() from public;
 grant execute on function mcp.conc_limited() to authenticated;
+
+create function mcp.conc_register() returns uuid language sql as \$\$
+  select chumbo.sandbox_register('conc-fake', 'shared-' || current_setting('state_conc.run'), 'conc-tenant')
+\$\$;
+revoke execute on function mcp.conc_register() from public;
+grant execute on function mcp.conc_register() to authenticated;
 SQL
 
 # 1. CAS increments: 16 writers x 25 calls on one key.
@@ -131,6 +140,15 @@ check "idle stop: stopper calls" "$SANDBOXES" "$stops"
 check "idle stop: distinct sandboxes stopped (none twice)" "$SANDBOXES" "$distinct_stops"
 check "idle stop: still running" 0 "$(q -c "select count(*) from chumbo.sandboxes where provider = 'conc-fake' and status = 'running'")"
 check "idle stop: both jobs stopped some" 2 "$backends"
+
+# 4. concurrent registrations of one provider sandbox by its owner.
+q -c "alter database \"$PGDATABASE\" set state_conc.run = '$RUN'"
+bench sandbox_register.sql 8 5
+q -c "alter database \"$PGDATABASE\" reset state_conc.run"
+read -r registrations ids < <(q -F ' ' -c "select count(*), count(distinct result) from state_conc.registers")
+check "concurrent registration: calls" 40 "$registrations"
+check "concurrent registration: one sandbox id for all" 1 "$ids"
+check "concurrent registration: answers are ids" 0 "$(q -c "select count(*) from state_conc.registers where result !~ '^[0-9a-f-]{36}$'")"
 
 if ((fail)); then echo "concurrency_state: FAILED" >&2; exit 1; fi
 echo "concurrency_state: ok"

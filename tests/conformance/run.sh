@@ -6,7 +6,8 @@
 #
 # 1. Node 22 from tools/ (scripts/setup.sh installs it; done here too if missing) and the suite,
 #    pinned in tests/conformance/package-lock.json, into tests/conformance/node_modules.
-# 2. Database chumbo_conformance on the cluster at PGPORT (default: the test cluster's port), loaded
+# 2. Database chumbo_conformance on the cluster at PGPORT (default: the test cluster's port, started
+#    and stopped here when nothing runs there), loaded
 #    by scripts/load-db.sh: compat roles, `create extension chumbo`, tests/conformance/fixtures.sql,
 #    auth_mode public, login role chumbo_edge.
 # 3. A second edge (scripts/edge.sh, CHUMBO_EDGE_ID=edge-conformance) on CHUMBO_CONFORMANCE_PORT
@@ -23,6 +24,7 @@ NODE_VERSION=v22.23.5
 DB=chumbo_conformance
 PGPORT="${PGPORT:-$TEST_PORT}"
 EDGE_PORT="${CHUMBO_CONFORMANCE_PORT:-54364}"
+EDGE_ID=edge-conformance                                  # .chumbo/edge-conformance.{pid,log}
 MCP_URL="http://localhost:$EDGE_PORT/functions/v1/mcp"   # host must be localhost (dns-rebinding-protection)
 OUT="$STATE/conformance"
 BASELINE="$HERE/expected-failures.yml"
@@ -40,18 +42,26 @@ if [[ "$("$NODE" -p "require('$SUITE/package.json').version" 2>/dev/null)" != "$
 fi
 
 # 2. The database.
-pg_isready -q -h 127.0.0.1 -p "$PGPORT" -t 5 \
-  || die "no PostgreSQL on 127.0.0.1:$PGPORT (start one: CHUMBO_CLUSTER=test scripts/cluster.sh start, or set PGPORT)"
+started_cluster=
+cleanup() {
+  CHUMBO_EDGE_ID="$EDGE_ID" "$ROOT/scripts/edge.sh" stop || true
+  [[ -z "$started_cluster" ]] || CHUMBO_CLUSTER=test "$ROOT/scripts/cluster.sh" stop || true
+}
+trap cleanup EXIT
+if ! pg_isready -q -h 127.0.0.1 -p "$PGPORT" -t 5; then
+  # Run on its own (not from make test): start the test cluster, and stop it again at the end.
+  [[ "$PGPORT" == "$TEST_PORT" ]] || die "no PostgreSQL on 127.0.0.1:$PGPORT (set PGPORT to a running cluster)"
+  CHUMBO_CLUSTER=test "$ROOT/scripts/cluster.sh" start
+  started_cluster=1
+fi
 [[ -f /usr/share/postgresql/15/extension/chumbo.control ]] \
   || die "extension chumbo is not installed (scripts/install.sh)"
 "$ROOT/scripts/load-db.sh" "$PGPORT" "$DB" conformance --edge
 
 # 3. The edge, in public mode against that database.
-export CHUMBO_EDGE_ID=edge-conformance CHUMBO_PORT="$EDGE_PORT" CHUMBO_PUBLIC_URL="$MCP_URL"
+export CHUMBO_EDGE_ID="$EDGE_ID" CHUMBO_PORT="$EDGE_PORT" CHUMBO_PUBLIC_URL="$MCP_URL"
 EDGE_DATABASE_URL="postgres://chumbo_edge:$(cat "$STATE/edge-password")@127.0.0.1:$PGPORT/$DB"
 export EDGE_DATABASE_URL CHUMBO_EDGE_DATABASE_URL="$EDGE_DATABASE_URL"   # (edge.sh has used both names)
-stop_edge() { "$ROOT/scripts/edge.sh" stop || true; }
-trap stop_edge EXIT
 "$ROOT/scripts/edge.sh" start >/dev/null
 log "edge up: $MCP_URL (log: $STATE/$CHUMBO_EDGE_ID.log)"
 

@@ -29,6 +29,7 @@ failed=()
 cleanup() {
   CHUMBO_EDGE_ID=e2e-edge "$ROOT/scripts/edge.sh" stop || true
   CHUMBO_EDGE_ID=e2e-edge-pgbouncer "$ROOT/scripts/edge.sh" stop || true
+  CHUMBO_EDGE_ID=e2e-edge-shutdown "$ROOT/scripts/edge.sh" stop || true
   [[ -n "$JWKS_PID" ]] && kill "$JWKS_PID" 2>/dev/null || true
   if [[ -n "$PGB_DIR" ]]; then
     [[ -f "$PGB_DIR/pgbouncer.pid" ]] && kill "$(cat "$PGB_DIR/pgbouncer.pid")" 2>/dev/null || true
@@ -72,7 +73,9 @@ mint_env() {
 }
 
 # 2. Edge straight to Postgres.
-export E2E_DATABASE_URL="postgres://postgres@127.0.0.1:$PGPORT/$DB" E2E_KEEPALIVE_MS=300  # ts/modern.test.mjs
+# ts/modern.test.mjs: owner URL for the COMMENT, and an edge of its own to stop (shutdown test)
+export E2E_DATABASE_URL="postgres://postgres@127.0.0.1:$PGPORT/$DB" E2E_KEEPALIVE_MS=300
+export E2E_EDGE_DATABASE_URL="postgres://chumbo_edge:$EDGE_PW@127.0.0.1:$PGPORT/$DB" E2E_SHUTDOWN_PORT="${E2E_SHUTDOWN_PORT:-54366}"
 CHUMBO_EDGE_ID=e2e-edge CHUMBO_PORT="$E2E_PORT" CHUMBO_PUBLIC_URL= CHUMBO_KEEPALIVE_MS="$E2E_KEEPALIVE_MS" \
   EDGE_DATABASE_URL="postgres://chumbo_edge:$EDGE_PW@127.0.0.1:$PGPORT/$DB" "$ROOT/scripts/edge.sh" start
 mint_env "$E2E_PORT"

@@ -34,6 +34,7 @@ function touchListProjects() {
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const ROOT = new URL("../../../", import.meta.url).pathname;
 
 describe("TypeScript client 2.4.0, versionNegotiation auto", () => {
   let client;
@@ -129,6 +130,40 @@ describe("subscriptions/listen on the wire", { skip: !DB_URL && "E2E_DATABASE_UR
     } finally {
       ac.abort();
       await reader.cancel().catch(() => {});
+    }
+  });
+});
+
+describe("edge shutdown", { skip: !process.env.E2E_EDGE_DATABASE_URL && "E2E_EDGE_DATABASE_URL not set" }, () => {
+  test("SIGTERM ends an open listen stream with its result: the client sees a graceful close", async () => {
+    const port = process.env.E2E_SHUTDOWN_PORT ?? "54366";
+    const url = `http://localhost:${port}/functions/v1/mcp`;
+    const env = {
+      ...process.env,
+      CHUMBO_EDGE_ID: "e2e-edge-shutdown",
+      CHUMBO_PORT: port,
+      // the tokens' audience is MCP_URL (the database checks aud against the edge's public URL)
+      CHUMBO_PUBLIC_URL: MCP_URL,
+      EDGE_DATABASE_URL: process.env.E2E_EDGE_DATABASE_URL,
+    };
+    const edge = (cmd) => {
+      const r = spawnSync("bash", [`${ROOT}scripts/edge.sh`, cmd], { env, encoding: "utf8" });
+      assert.equal(r.status, 0, r.stderr);
+    };
+    edge("start");
+    let client;
+    try {
+      client = new Client({ name: "chumbo-e2e-shutdown", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${TOKENS.alice}` } } }),
+      );
+      const sub = await client.listen({ toolsListChanged: true });
+      edge("stop");
+      const how = await Promise.race([sub.closed, sleep(5000).then(() => "timeout")]);
+      assert.equal(how, "graceful");
+    } finally {
+      await client?.close().catch(() => {});
+      edge("stop");
     }
   });
 });

@@ -4,7 +4,8 @@
 # public mode:   tests/conformance-2026/run.sh   (make test calls it with PGHOST/PGPORT)
 #
 # 1. Node 22 from tools/ and the suite, pinned in tests/conformance-2026/package-lock.json.
-# 2. Database chumbo_conformance_2026: scripts/load-db.sh's conformance profile (legacy fixtures,
+# 2. Database chumbo_conformance_2026 on the cluster at PGPORT (default: the test cluster's port,
+#    started and stopped here when nothing runs there): scripts/load-db.sh's conformance profile (legacy fixtures,
 #    auth_mode public, chumbo_edge), plus tests/conformance/fixtures-2026.sql when that profile
 #    did not load it already.
 # 3. An edge (CHUMBO_EDGE_ID=edge-conformance-2026) on CHUMBO_CONFORMANCE_2026_PORT (default 54367).
@@ -38,8 +39,19 @@ if [[ "$("$NODE" -p "require('$SUITE/package.json').version" 2>/dev/null)" != "$
 fi
 
 # 2.
-pg_isready -q -h 127.0.0.1 -p "$PGPORT" -t 5 \
-  || die "no PostgreSQL on 127.0.0.1:$PGPORT (start one: CHUMBO_CLUSTER=test scripts/cluster.sh start, or set PGPORT)"
+EDGE_ID=edge-conformance-2026                             # .chumbo/edge-conformance-2026.{pid,log}
+started_cluster=
+cleanup() {
+  CHUMBO_EDGE_ID="$EDGE_ID" "$ROOT/scripts/edge.sh" stop || true
+  [[ -z "$started_cluster" ]] || CHUMBO_CLUSTER=test "$ROOT/scripts/cluster.sh" stop || true
+}
+trap cleanup EXIT
+if ! pg_isready -q -h 127.0.0.1 -p "$PGPORT" -t 5; then
+  # Run on its own (not from make test): start the test cluster, and stop it again at the end.
+  [[ "$PGPORT" == "$TEST_PORT" ]] || die "no PostgreSQL on 127.0.0.1:$PGPORT (set PGPORT to a running cluster)"
+  CHUMBO_CLUSTER=test "$ROOT/scripts/cluster.sh" start
+  started_cluster=1
+fi
 [[ -f /usr/share/postgresql/15/extension/chumbo.control ]] || die "extension chumbo is not installed (scripts/install.sh)"
 "$ROOT/scripts/load-db.sh" "$PGPORT" "$DB" conformance --edge
 if [[ "$(psql_at "$PGPORT" "$DB" -At -c "select to_regprocedure('mcp.test_x_mcp_header(text)') is null")" == t ]]; then
@@ -48,11 +60,9 @@ if [[ "$(psql_at "$PGPORT" "$DB" -At -c "select to_regprocedure('mcp.test_x_mcp_
 fi
 
 # 3.
-export CHUMBO_EDGE_ID=edge-conformance-2026 CHUMBO_PORT="$EDGE_PORT" CHUMBO_PUBLIC_URL="$MCP_URL"
+export CHUMBO_EDGE_ID="$EDGE_ID" CHUMBO_PORT="$EDGE_PORT" CHUMBO_PUBLIC_URL="$MCP_URL"
 EDGE_DATABASE_URL="postgres://chumbo_edge:$(cat "$STATE/edge-password")@127.0.0.1:$PGPORT/$DB"
 export EDGE_DATABASE_URL CHUMBO_EDGE_DATABASE_URL="$EDGE_DATABASE_URL"
-stop_edge() { "$ROOT/scripts/edge.sh" stop || true; }
-trap stop_edge EXIT
 "$ROOT/scripts/edge.sh" start >/dev/null
 log "edge up: $MCP_URL (log: $STATE/$CHUMBO_EDGE_ID.log)"
 

@@ -16,7 +16,7 @@ q() { psql_at "$PORT" "$DB" "$@"; }
 
 case "$PROFILE" in
   app)         files=("$ROOT"/supabase/migrations/*.sql "$ROOT/supabase/seed.sql") ;;
-  conformance) files=("$ROOT/tests/conformance/fixtures.sql") ;;
+  conformance) files=("$ROOT/tests/conformance/fixtures.sql" "$ROOT/tests/conformance/fixtures-2026.sql") ;;
   *)           die "unknown profile $PROFILE (app|conformance)" ;;
 esac
 existing=(); for f in "${files[@]}"; do [[ -f "$f" ]] && existing+=("$f"); done

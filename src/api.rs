@@ -447,6 +447,16 @@ pub fn process_http(request: &Value, verified_claims: Option<Value>) -> Answer {
         if msg.get("id").is_none() {
             return answer(202, None);
         }
+        // A header that disagrees with the body is a mismatch before it is a version question.
+        let meta_version = msg
+            .pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion")
+            .and_then(Value::as_str);
+        if let (Some(h), Some(b)) = (header_version, meta_version) {
+            if h != b {
+                let e = modern::mismatch("the MCP-Protocol-Version header does not match the body");
+                return answer(400, Some(jsonrpc::error(&req_id, &e)));
+            }
+        }
         let checked = modern::envelope(&msg)
             .and_then(|env| modern::check_headers(headers, &msg, &env).map(|_| env));
         match checked {

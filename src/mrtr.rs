@@ -91,37 +91,56 @@ fn stop(message: String) -> ! {
 /// it has been given; otherwise the capability ends and the client is asked.
 #[pg_extern(name = "input")]
 fn input(key: &str, request: JsonB) -> JsonB {
-    let request = request.0;
-    let method = request.get("method").and_then(Value::as_str).unwrap_or("");
-    let Some(capability) = capability_for(method) else {
-        error!(
-            "chumbo.input: method must be elicitation/create, sampling/createMessage or roots/list"
-        );
+    let mut requests = Map::new();
+    requests.insert(key.to_string(), request.0);
+    let mut answers = ask(requests);
+    JsonB(answers.remove(key).unwrap_or_default())
+}
+
+/// Like `chumbo.input` for several requests at once (`{"key": request, …}`): all of them are
+/// asked in one round; returns `{"key": response, …}` once every one is answered.
+#[pg_extern(name = "inputs")]
+fn inputs(requests: JsonB) -> JsonB {
+    let Value::Object(requests) = requests.0 else {
+        error!("chumbo.inputs expects an object of input requests");
     };
-    let answer = ROUND.with(|r| {
+    JsonB(Value::Object(ask(requests)))
+}
+
+fn ask(requests: Map<String, Value>) -> Map<String, Value> {
+    let outcome = ROUND.with(|r| {
         let mut r = r.borrow_mut();
         let Some(round) = r.as_mut() else {
-            error!("chumbo.input: no MCP request is in progress");
+            return Err("chumbo.input: no MCP request is in progress".to_string());
         };
-        if let Some(v) = round.responses.get(key) {
-            return Ok(v.clone());
+        let mut answers = Map::new();
+        for (key, request) in requests {
+            let method = request.get("method").and_then(Value::as_str).unwrap_or("");
+            let Some(capability) = capability_for(method) else {
+                return Err("chumbo.input: method must be elicitation/create, sampling/createMessage or roots/list".to_string());
+            };
+            if let Some(v) = round.responses.get(&key) {
+                answers.insert(key, v.clone());
+                continue;
+            }
+            if !round.modern {
+                let m = "This needs input from you (a form, a model completion or your roots), which chumbo can only ask for over MCP 2026-07-28; this client uses an older revision, where a stateless server cannot ask.".to_string();
+                round.blocked = Some(m.clone());
+                return Err(m);
+            }
+            if round.client_capabilities.get(capability).is_none() {
+                round.undeclared.insert(capability.to_string(), json!({}));
+            } else {
+                round.missing.insert(key, request);
+            }
         }
-        if !round.modern {
-            let m = "This needs input from you (a form, a model completion or your roots), which chumbo can only ask for over MCP 2026-07-28; this client uses an older revision, where a stateless server cannot ask.".to_string();
-            round.blocked = Some(m.clone());
-            return Err(m);
+        if round.undeclared.is_empty() && round.missing.is_empty() {
+            Ok(answers)
+        } else {
+            Err("input required".to_string())
         }
-        if round.client_capabilities.get(capability).is_none() {
-            round.undeclared.insert(capability.to_string(), json!({}));
-            return Err(format!("the client did not declare the {capability} capability"));
-        }
-        round.missing.insert(key.to_string(), request.clone());
-        Err("input required".to_string())
     });
-    match answer {
-        Ok(v) => JsonB(v),
-        Err(m) => stop(m),
-    }
+    outcome.unwrap_or_else(|m| stop(m))
 }
 
 /// The capabilities the client declared on this request (`{}` in the legacy era).

@@ -466,8 +466,17 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> Answer {
         }
     }
     // Invalid argument values are the model's to fix: a tool error, not a protocol error.
-    if let Some(v) = &cap.validator {
-        let problems: Vec<String> = v
+    let validator = match cap.validator() {
+        Ok(v) => v,
+        Err(e) => {
+            return Ok(tool_error(format!(
+                "{} has an unusable input schema: {e}",
+                cap.name
+            )))
+        }
+    };
+    {
+        let problems: Vec<String> = validator
             .iter_errors(&Value::Object(args.clone()))
             .take(10)
             .map(|e| {

@@ -50,7 +50,8 @@ pub struct Capability {
     pub meta: Metadata,
     pub params: Vec<Param>,
     pub input_schema: Value,
-    pub validator: Option<jsonschema::Validator>,
+    /// Compiled on first use: a DDL change must not recompile every tool's schema.
+    validator: std::cell::OnceCell<Result<jsonschema::Validator, String>>,
     pub returns: ReturnShape,
     pub returns_set: bool,
     pub read_only: bool,
@@ -83,6 +84,21 @@ fn kind_key(kind: Kind) -> u8 {
         Kind::Tool => 0,
         Kind::Resource | Kind::ResourceTemplate => 1,
         Kind::Prompt => 2,
+    }
+}
+
+impl Capability {
+    /// The argument validator (a JSON Schema 2020-12 validator, formats checked).
+    pub fn validator(&self) -> Result<&jsonschema::Validator, &str> {
+        self.validator
+            .get_or_init(|| {
+                jsonschema::options()
+                    .should_validate_formats(true)
+                    .build(&self.input_schema)
+                    .map_err(|e| e.to_string())
+            })
+            .as_ref()
+            .map_err(String::as_str)
     }
 }
 
@@ -364,16 +380,15 @@ fn reflect(f: &Value, overloaded: bool) -> (Entry, Option<Capability>) {
             problems.push("outputSchema is not a valid JSON Schema".into());
         }
     }
-    let validator = match jsonschema::options()
-        .should_validate_formats(true)
-        .build(&input_schema)
-    {
-        Ok(v) => Some(v),
-        Err(e) => {
-            problems.push(format!("derived input schema is invalid: {e}"));
-            None
+    // Derived schemas are valid by construction; a declared one is checked now, for doctor.
+    if meta.input_schema.is_some() {
+        if let Err(e) = jsonschema::options()
+            .should_validate_formats(true)
+            .build(&input_schema)
+        {
+            problems.push(format!("inputSchema is not a valid JSON Schema: {e}"));
         }
-    };
+    }
 
     entry.problems = problems;
     entry.warnings = warnings;
@@ -389,7 +404,7 @@ fn reflect(f: &Value, overloaded: bool) -> (Entry, Option<Capability>) {
         meta,
         params,
         input_schema,
-        validator,
+        validator: std::cell::OnceCell::new(),
         returns,
         returns_set,
         template,

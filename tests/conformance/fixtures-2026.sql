@@ -97,31 +97,16 @@ create or replace function mcp.test_input_required_result_request_state() return
 comment on function mcp.test_input_required_result_request_state() is
   'Round-trips requestState through an input request (MRTR)';
 
--- Three input requests in ONE round. chumbo.input ends the call at the first missing answer, so
--- each ask is made in its own block: the missing request is recorded, the block's error caught,
--- and the next one asked; the last statement ends the call once anything is missing.
+-- Three input requests in ONE round: chumbo.inputs asks for all that are missing at once.
 create or replace function mcp.test_input_required_result_multiple_inputs() returns text
   language plpgsql volatile
   as $$
   declare
-    asks jsonb := jsonb_build_object(
+    answers jsonb := chumbo.inputs(jsonb_build_object(
       'user_name', conformance.ask_name(),
       'greeting', conformance.ask_sample('Generate a greeting', 50),
-      'client_roots', conformance.ask_roots());
-    answers jsonb := '{}';
-    k text;
-    missing int := 0;
+      'client_roots', conformance.ask_roots()));
   begin
-    for k in select jsonb_object_keys(asks) loop
-      begin
-        answers := answers || jsonb_build_object(k, chumbo.input(k, asks -> k));
-      exception when others then
-        missing := missing + 1;
-      end;
-    end loop;
-    if missing > 0 then
-      perform chumbo.input(k, asks -> k) from jsonb_object_keys(asks) k where not answers ? k;
-    end if;
     return format('All inputs received: name=%s, greeting=%s, roots=%s',
                   answers #>> '{user_name,content,name}', conformance.sample_text(answers -> 'greeting'),
                   jsonb_array_length(coalesce(answers #> '{client_roots,roots}', '[]')));

@@ -199,27 +199,38 @@ comment on function mcp.test_elicitation_sep1330_enums() is
 -- SEP-1613: the listed inputSchema must keep $schema, $defs and additionalProperties. The
 -- generated schema (name: string, address: any) is replaced by an explicit JSON Schema 2020-12
 -- document whose properties are exactly the function's optional parameters.
-create or replace function mcp.json_schema_2020_12_tool(name text default null, address jsonb default null)
+drop function if exists mcp.json_schema_2020_12_tool(text, jsonb);
+create or replace function mcp.json_schema_2020_12_tool(name text default null, address jsonb default null,
+    "contactMethod" text default null, phone text default null, email text default null)
   returns text
   language sql stable
   as $$
     select 'JSON Schema 2020-12 tool called with: '
-           || jsonb_strip_nulls(jsonb_build_object('name', name, 'address', address))::text
+           || jsonb_strip_nulls(jsonb_build_object('name', name, 'address', address, 'contactMethod', "contactMethod",
+                                                   'phone', phone, 'email', email))::text
   $$;
-comment on function mcp.json_schema_2020_12_tool(text, jsonb) is $c$Tool with JSON Schema 2020-12 features for conformance testing (SEP-1613) @mcp {
+comment on function mcp.json_schema_2020_12_tool(text, jsonb, text, text, text) is $c$Tool with JSON Schema 2020-12 features (SEP-1613, SEP-2106) @mcp {
   "inputSchema": {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "type": "object",
     "$defs": {
       "address": {
+        "$anchor": "addressDef",
         "type": "object",
         "properties": {"street": {"type": "string"}, "city": {"type": "string"}}
       }
     },
     "properties": {
       "name": {"type": "string"},
-      "address": {"$ref": "#/$defs/address"}
+      "address": {"$ref": "#/$defs/address"},
+      "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+      "phone": {"type": "string"},
+      "email": {"type": "string"}
     },
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
     "additionalProperties": false
   }
 }$c$;

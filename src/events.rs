@@ -11,7 +11,8 @@ thread_local! {
     static PROGRESS_TOKEN: RefCell<Option<Value>> = const { RefCell::new(None) };
 }
 
-const LEVELS: [&str; 8] = [
+/// Log levels, least severe first.
+pub const LEVELS: [&str; 8] = [
     "debug",
     "info",
     "notice",

@@ -223,17 +223,7 @@ pub fn status_of(code: i64) -> u16 {
 
 /// Whether a notification of this level passes the request's threshold.
 pub fn log_passes(threshold: Option<&str>, level: &str) -> bool {
-    const ORDER: [&str; 8] = [
-        "debug",
-        "info",
-        "notice",
-        "warning",
-        "error",
-        "critical",
-        "alert",
-        "emergency",
-    ];
-    let rank = |l: &str| ORDER.iter().position(|x| *x == l);
+    let rank = |l: &str| crate::events::LEVELS.iter().position(|x| *x == l);
     match threshold {
         None => false,
         Some(t) => matches!((rank(level), rank(t)), (Some(a), Some(b)) if a >= b),

@@ -291,14 +291,7 @@ fn named<'r>(
     if !session::can_execute(cap.oid, ctx.caller.role_oid) {
         return Err(unknown().into());
     }
-    let missing: Vec<String> = cap
-        .meta
-        .scopes
-        .iter()
-        .filter(|s| !ctx.caller.scopes.contains(s))
-        .cloned()
-        .collect();
-    if !missing.is_empty() {
+    if !ctx.caller.has_scopes(cap) {
         return Err(Failure {
             error: unknown(),
             missing_scopes: cap.meta.scopes.clone(),
@@ -433,17 +426,20 @@ fn method_error(e: PublicError) -> RpcError {
     RpcError::new(code, e.message)
 }
 
+/// `params.arguments`: absent or null is none; anything but an object is invalid.
+fn arguments(params: &Map<String, Value>) -> Result<Map<String, Value>, RpcError> {
+    match params.get("arguments") {
+        None | Some(Value::Null) => Ok(Map::new()),
+        Some(Value::Object(a)) => Ok(a.clone()),
+        Some(_) => Err(RpcError::invalid_params(
+            "Invalid params: \"arguments\" must be an object",
+        )),
+    }
+}
+
 fn call_tool(ctx: &Context, params: &Map<String, Value>) -> Answer {
     let cap = named(ctx, params, Kind::Tool)?;
-    let args = match params.get("arguments") {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(a)) => a.clone(),
-        Some(_) => {
-            return Err(
-                RpcError::invalid_params("Invalid params: \"arguments\" must be an object").into(),
-            )
-        }
-    };
+    let args = arguments(params)?;
     if let (Some(_), Some(headers)) = (ctx.modern, ctx.headers) {
         crate::modern::check_param_headers(headers, &cap.input_schema, &args)?;
     }
@@ -581,14 +577,7 @@ fn read_resource(ctx: &Context, params: &Map<String, Value>) -> Answer {
     let Some((cap, vars)) = found else {
         return Err(not_found_for(ctx, uri));
     };
-    let missing: Vec<String> = cap
-        .meta
-        .scopes
-        .iter()
-        .filter(|s| !ctx.caller.scopes.contains(s))
-        .cloned()
-        .collect();
-    if !missing.is_empty() {
+    if !ctx.caller.has_scopes(cap) {
         return Err(Failure {
             error: not_found_for(ctx, uri).error,
             missing_scopes: cap.meta.scopes.clone(),
@@ -636,15 +625,7 @@ fn read_resource(ctx: &Context, params: &Map<String, Value>) -> Answer {
 
 fn get_prompt(ctx: &Context, params: &Map<String, Value>) -> Answer {
     let cap = named(ctx, params, Kind::Prompt)?;
-    let args = match params.get("arguments") {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(a)) => a.clone(),
-        Some(_) => {
-            return Err(
-                RpcError::invalid_params("Invalid params: \"arguments\" must be an object").into(),
-            )
-        }
-    };
+    let args = arguments(params)?;
     for (k, v) in &args {
         if !cap.params.iter().any(|p| &p.name == k) {
             return Err(RpcError::invalid_params(format!(

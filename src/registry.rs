@@ -423,9 +423,12 @@ pub struct Caller {
 }
 
 impl Caller {
-    pub fn may_use(&self, c: &Capability) -> bool {
+    pub fn has_scopes(&self, c: &Capability) -> bool {
         c.meta.scopes.iter().all(|s| self.scopes.contains(s))
-            && session::can_execute(c.oid, self.role_oid)
+    }
+
+    pub fn may_use(&self, c: &Capability) -> bool {
+        self.has_scopes(c) && session::can_execute(c.oid, self.role_oid)
     }
 }
 

@@ -53,6 +53,8 @@ for tool in "$PGBENCH" wrk jq python3 node deno; do
 done
 [[ -f /usr/share/postgresql/15/extension/chumbo.control ]] || die "bench: the chumbo extension is not installed (make install)"
 
+so_id() { local so; so="$("$PG_CONFIG" --pkglibdir)/chumbo.so"; echo "$(sha256sum "$so" | cut -c1-12) $(date -u -r "$so" +%FT%TZ)"; }
+SO_START="$(so_id)"
 rm -rf "$WORK"; mkdir -p "$WORK"
 : >"$RESULTS"
 record() { jq -cn "$@" >>"$RESULTS"; }
@@ -173,10 +175,10 @@ profile() { # NAME SECONDS COMMAND...: sample the whole machine while COMMAND ru
   perf record -e cpu-clock -F 499 -a -g -o "$WORK/perf-$name.data" -- sleep "$s" >/dev/null 2>&1 || true
   wait "$load" || true
   { perf report -i "$WORK/perf-$name.data" --stdio --no-children --sort comm -g none --percent-limit 2 2>/dev/null |
-      grep -E '^ +[0-9]' | head -8
+      grep -E '^ +[0-9]' | head -8 || true
     echo "--"
     perf report -i "$WORK/perf-$name.data" --stdio --no-children --comm postgres --sort dso,sym -g none \
-      --percent-limit 0.8 2>/dev/null | grep -E '^ +[0-9]' | head -30
+      --percent-limit 0.8 2>/dev/null | grep -E '^ +[0-9]' | head -30 || true
   } >"$WORK/perf-$name.txt"
   jq -Rsc --arg name "$name" '{kind:"perf", name:$name, text:.}' "$WORK/perf-$name.txt" >>"$RESULTS"
 }
@@ -262,7 +264,7 @@ jq -n \
   --arg pg "$(q1 postgres 'select version()')" \
   --arg chumbo "$(q1 "$DB10" "select extversion from pg_extension where extname = 'chumbo'")" \
   --arg build "$(build_kind)" \
-  --arg so "$(sha256sum "$("$PG_CONFIG" --pkglibdir)/chumbo.so" | cut -c1-12) $(date -u -r "$("$PG_CONFIG" --pkglibdir)/chumbo.so" +%FT%TZ)" \
+  --arg so "$(so_id)" --arg so_start "$SO_START" \
   --arg commit "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src sql supabase || echo ' (dirty)')" \
   --arg node "$(node --version)" --arg deno "$(deno --version | head -1)" --arg wrk "$(wrk --version 2>&1 | head -1 | cut -d' ' -f1-2)" \
   --arg sdk "$(jq -r '.packages["node_modules/@modelcontextprotocol/sdk"].version' bench/reference/package-lock.json)" \

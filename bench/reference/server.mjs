@@ -73,7 +73,7 @@ function reject(res, status, message) {
   res.end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32001, message } }));
 }
 
-http.createServer(async (req, res) => {
+async function handle(req, res) {
   if (req.method !== "POST") return reject(res, 405, "Method not allowed");
   const m = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? "");
   if (!m) return reject(res, 401, "Missing bearer token");
@@ -97,11 +97,14 @@ http.createServer(async (req, res) => {
     transport.close();
     server.close();
   });
-  try {
-    await server.connect(transport);
-    await transport.handleRequest(req, res, body);
-  } catch (e) {
-    console.error(e);
-    if (!res.headersSent) reject(res, 500, "Internal error");
-  }
+  await server.connect(transport);
+  await transport.handleRequest(req, res, body);
+}
+
+http.createServer((req, res) => {
+  handle(req, res).catch((e) => {
+    // A client that goes away mid-request (wrk stopping) is not an error of the server.
+    if (e?.code !== "ECONNRESET") console.error(e);
+    if (!res.headersSent && !res.destroyed) reject(res, 500, "Internal error");
+  });
 }).listen(PORT, "127.0.0.1", () => console.log(`reference MCP server on http://127.0.0.1:${PORT}/mcp`));

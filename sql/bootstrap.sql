@@ -219,3 +219,15 @@ create table chumbo.request_state_uses (
     expires_at timestamptz not null
 );
 revoke all on chumbo.request_state_uses from public;
+
+create function chumbo.rotate_key(key_name text) returns void
+language plpgsql as $$
+begin
+    update chumbo.keys set secret = chumbo._new_secret(), created_at = now() where name = key_name;
+    if not found then
+        raise exception 'chumbo.rotate_key: no key named %', key_name;
+    end if;
+end $$;
+revoke all on function chumbo.rotate_key(text) from public;
+comment on function chumbo.rotate_key(text) is
+  'Replace a key: ''request_state'' invalidates every MRTR requestState issued so far; ''state'' starts new durable-state partitions (earlier state becomes unreachable).';

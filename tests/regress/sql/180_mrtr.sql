@@ -74,6 +74,11 @@ select pg_temp.summary(pg_temp.call(:'alice', 'two_questions', jsonb_build_objec
       'requestState', (select r #> '{result,requestState}' from rounds where n = 6)))) as first_use,
        pg_temp.summary(pg_temp.call(:'alice', 'two_questions', jsonb_build_object('inputResponses', '{"step2":{"action":"accept","content":{"color":"red"}}}'::jsonb,
       'requestState', (select r #> '{result,requestState}' from rounds where n = 6)))) as second_use;
+-- rotating the key invalidates states issued before
+insert into rounds select 7, pg_temp.call(:'alice', 'two_questions', '{}');
+select chumbo.rotate_key('request_state');
+select pg_temp.summary(pg_temp.call(:'alice', 'two_questions', jsonb_build_object('inputResponses', '{"step1":{"action":"accept","content":{"name":"Ann"}}}'::jsonb,
+      'requestState', (select r #> '{result,requestState}' from rounds where n = 7)))) as after_rotation;
 -- -32021 carries the missing capability as an object
 select pg_temp.call(:'alice', 'two_questions', '{}', '{}') -> 'error' -> 'data' as required;
 -- legacy era: a clear tool error, no input_required

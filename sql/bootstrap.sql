@@ -156,6 +156,7 @@ create trigger keys_changed after insert or update or delete on chumbo.keys
 create table chumbo.rate_counters (
     bucket text not null,
     window_start timestamptz not null,
+    window_seconds integer not null,
     hits integer not null,
     primary key (bucket, window_start)
 );
@@ -165,21 +166,22 @@ create function chumbo._rate_hit(bucket text, window_seconds integer, max_hits i
 language plpgsql as $$
 #variable_conflict use_column
 declare
-    started timestamptz := to_timestamp(floor(extract(epoch from clock_timestamp()) / window_seconds) * window_seconds);
+    started timestamptz := to_timestamp(floor(extract(epoch from clock_timestamp()) / $2) * $2);
     counted integer;
 begin
-    insert into chumbo.rate_counters as c (bucket, window_start, hits) values ($1, started, 1)
+    insert into chumbo.rate_counters as c (bucket, window_start, window_seconds, hits) values ($1, started, $2, 1)
     on conflict (bucket, window_start) do update set hits = c.hits + 1
     where c.hits < max_hits
     returning c.hits into counted;
     if counted is null then
         -- refused: seconds until the window ends
-        return greatest(1, ceil(extract(epoch from started + make_interval(secs => window_seconds) - clock_timestamp()))::integer);
+        return greatest(1, ceil(extract(epoch from started + make_interval(secs => $2) - clock_timestamp()))::integer);
     end if;
-    -- reclaim a few finished windows
+    -- reclaim a few windows that have ended, whatever their length
     delete from chumbo.rate_counters r where r.ctid in (
-        select ctid from chumbo.rate_counters where window_start < started - make_interval(secs => window_seconds)
-        limit 8 for update skip locked);
+        select ctid from chumbo.rate_counters
+         where window_start + make_interval(secs => window_seconds) < clock_timestamp()
+         limit 8 for update skip locked);
     return 0;
 end $$;
 revoke all on function chumbo._rate_hit(text, integer, integer) from public;

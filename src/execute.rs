@@ -117,6 +117,10 @@ pub fn public_error(e: &CaughtSqlError, trace_id: &str) -> PublicError {
         // Permission and row-level security refusals name the table, nothing else.
         ("42501", _) => Some(format!("Permission denied: {}", e.message)),
         ("57014", _) => Some("The call took too long and was cancelled".into()),
+        // chumbo's own state and sandbox errors name the problem and never another caller's data.
+        ("40001" | "54000" | "P0002", _) if e.message.starts_with("chumbo: ") => {
+            Some(e.message.clone())
+        }
         // Data exceptions and constraint violations: keep the kind, drop quoted values.
         (_, "22") | (_, "23") => Some(format!(
             "Invalid input: {}",

@@ -49,6 +49,12 @@ pub struct Settings {
     pub rate_limit_per_minute: Option<u32>,
     /// Write one chumbo.audit_events row per request outcome.
     pub audit: bool,
+    /// Namespaces capability code may use with chumbo.state_get/put/delete (sql/state.sql reads
+    /// this key itself); empty: durable state is off.
+    pub state_namespaces: Vec<String>,
+    /// "schema.function" taking (provider text, provider_sandbox_id text) that
+    /// chumbo.sandbox_idle_stop() calls for each idle sandbox.
+    pub sandbox_stopper: Option<String>,
 }
 
 impl Default for Settings {
@@ -67,6 +73,8 @@ impl Default for Settings {
             instructions: None,
             rate_limit_per_minute: None,
             audit: true,
+            state_namespaces: vec![],
+            sandbox_stopper: None,
         }
     }
 }

@@ -37,7 +37,7 @@ create function pg_temp.st(claims jsonb, op text, a jsonb default '{}') returns 
 
 -- 1. State is off until an owner lists namespaces.
 select pg_temp.st(:'alice', 'get', '{"ns":"prefs","key":"theme"}') as state_off;
-update chumbo.settings set value = value || '{"state_namespaces": ["prefs", "drafts"]}';
+select chumbo.configure('{"state_namespaces": ["prefs", "drafts"]}') -> 'state_namespaces' as state_namespaces;
 
 -- 2. put/get/delete and revisions
 select pg_temp.st(:'alice', 'get', '{"ns":"prefs","key":"theme"}') as missing;

@@ -40,11 +40,18 @@ select count(*) as buckets, sum(hits) as hits, bool_and(bucket ~ '^tool:limited_
        bool_and(bucket !~ 'aaaaaaaa|bbbbbbbb') as no_subjects
   from chumbo.rate_counters where bucket like 'tool:limited_echo:%';
 -- finished windows are reclaimed, a few per hit
-insert into chumbo.rate_counters select 'old-' || i, now() - interval '2 days', 1 from generate_series(1, 20) i;
+insert into chumbo.rate_counters (bucket, window_start, window_seconds, hits)
+  select 'old-' || i, now() - interval '2 days', 60, 1 from generate_series(1, 20) i;
 select chumbo._rate_hit('regress-reclaimer', 60, 10) = 0 as allowed;
 select count(*) as old_windows_left from chumbo.rate_counters where bucket like 'old-%';
 -- _rate_hit (the owner's primitive): 0 = allowed, else seconds until the window ends
 select n, chumbo._rate_hit('regress-bucket', 3600, 2) = 0 as allowed from generate_series(1, 4) n;
 select chumbo._rate_hit('regress-bucket', 3600, 2) between 1 and 3600 as retry_seconds;
 select chumbo._rate_hit('regress-other-bucket', 3600, 2) = 0 as other_bucket_allowed;
+-- hits with a shorter window never reclaim a longer window that is still running
+insert into chumbo.rate_counters (bucket, window_start, window_seconds, hits)
+  values ('regress-long', clock_timestamp() - interval '10 minutes', 3600, 5);
+select chumbo._rate_hit('regress-short-' || n, 60, 10) = 0 as short_hit from generate_series(1, 3) n;
+select bucket, hits from chumbo.rate_counters where bucket = 'regress-long';
+select count(*) as old_windows_left from chumbo.rate_counters where bucket like 'old-%';
 rollback;

@@ -109,13 +109,14 @@ begin
 end $$;
 savepoint no_stopper;
 \set VERBOSITY terse
+select chumbo.configure('{"sandbox_stopper": null}') ->> 'sandbox_stopper' as sandbox_stopper;
 select chumbo.sandbox_idle_stop();
 rollback to savepoint no_stopper;
-update chumbo.settings set value = value || '{"sandbox_stopper": "public.missing_stopper"}';
+select chumbo.configure('{"sandbox_stopper": "public.missing_stopper"}') ->> 'sandbox_stopper' as sandbox_stopper;
 select chumbo.sandbox_idle_stop();
 rollback to savepoint no_stopper;
 \set VERBOSITY default
-update chumbo.settings set value = value || '{"sandbox_stopper": "public.stop_sandbox"}';
+select chumbo.configure('{"sandbox_stopper": "public.stop_sandbox"}') ->> 'sandbox_stopper' as sandbox_stopper;
 insert into ids select 'alice-flaky', (pg_temp.sb(:'alice', 'register', '{"provider":"fakebox","psid":"flaky-1","tenant":"acme","idle":1}') ->> 'ok')::uuid;
 insert into ids select 'alice-expiring', (pg_temp.sb(:'alice', 'register', jsonb_build_object('provider', 'fakebox', 'psid', 'fb-exp', 'tenant', 'acme',
   'expires_at', clock_timestamp() + interval '1 second')) ->> 'ok')::uuid;

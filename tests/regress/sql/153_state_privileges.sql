@@ -100,7 +100,7 @@ select p.oid::regprocedure as function, has_function_privilege('anon', p.oid, 'E
  order by 1;
 
 -- 4. outside a request the public functions do nothing, whatever request.jwt.claims says
-update chumbo.settings set value = value || '{"state_namespaces": ["prefs"]}';
+select chumbo.configure('{"state_namespaces": ["prefs"]}') -> 'state_namespaces' as state_namespaces;
 \set VERBOSITY terse
 savepoint s;
 set local role authenticated;

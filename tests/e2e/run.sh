@@ -85,6 +85,7 @@ cd "$HERE"
 suite "typescript client" node --test --test-reporter=spec ts/clients.test.mjs
 suite "python client" "$VENV/bin/python" -m pytest -q -p no:cacheprovider py
 suite "typescript client 2.4 (2026-07-28, listen)" node --test --test-reporter=spec ts/modern.test.mjs
+suite "state, limits, sandboxes (typescript)" node --test --test-reporter=spec ts/state.test.mjs
 suite "concurrency (edge -> postgres)" env E2E_LABEL="edge -> postgres" node --test --test-reporter=spec ts/concurrency.test.mjs
 
 # 4. pgbouncer between a second edge and Postgres. pgbouncer 1.18 (Debian 12) has no

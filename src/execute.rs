@@ -80,11 +80,13 @@ pub fn call(
                 }
                 return Ok::<_, pgrx::spi::Error>(Returned::One(one));
             }
+            // Leave room for the {"rows": …, "truncated": true} around the rows.
+            let row_budget = max_bytes.saturating_sub(64);
             let (mut rows, mut bytes, mut truncated) = (vec![], 0usize, false);
             for row in table {
                 let v = row.get::<JsonB>(1)?.map(|j| j.0).unwrap_or(Value::Null);
                 bytes += v.to_string().len() + 1;
-                if rows.len() >= max_rows || bytes > max_bytes {
+                if rows.len() >= max_rows || bytes > row_budget {
                     truncated = true;
                     break;
                 }

@@ -526,11 +526,8 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> Answer {
             text.len()
         )));
     }
-    if let (Some(schema), Some(s)) = (&cap.meta.output_schema, &structured) {
-        let ok = jsonschema::validator_for(&Value::Object(schema.clone()))
-            .map(|v| v.is_valid(s))
-            .unwrap_or(false);
-        if !ok {
+    if let (Some(v), Some(s)) = (&cap.output_validator, &structured) {
+        if !v.is_valid(s) {
             return Ok(tool_error(format!(
                 "{} returned a result that does not match its outputSchema",
                 cap.name

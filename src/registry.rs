@@ -52,6 +52,8 @@ pub struct Capability {
     pub input_schema: Value,
     /// Compiled on first use: a DDL change must not recompile every tool's schema.
     validator: std::cell::OnceCell<Result<jsonschema::Validator, String>>,
+    /// The declared outputSchema, compiled once.
+    pub output_validator: Option<jsonschema::Validator>,
     pub returns: ReturnShape,
     pub returns_set: bool,
     pub read_only: bool,
@@ -375,11 +377,16 @@ fn reflect(f: &Value, overloaded: bool) -> (Entry, Option<Capability>) {
     if kind != Kind::Tool && returns_set {
         problems.push(format!("a {} must not return a set", kind.as_str()));
     }
-    if let Some(schema) = &meta.output_schema {
-        if jsonschema::validator_for(&Value::Object(schema.clone())).is_err() {
-            problems.push("outputSchema is not a valid JSON Schema".into());
-        }
-    }
+    let output_validator = match &meta.output_schema {
+        None => None,
+        Some(schema) => match jsonschema::validator_for(&Value::Object(schema.clone())) {
+            Ok(v) => Some(v),
+            Err(_) => {
+                problems.push("outputSchema is not a valid JSON Schema".into());
+                None
+            }
+        },
+    };
     // Derived schemas are valid by construction; a declared one is checked now, for doctor.
     if meta.input_schema.is_some() {
         if let Err(e) = jsonschema::options()
@@ -405,6 +412,7 @@ fn reflect(f: &Value, overloaded: bool) -> (Entry, Option<Capability>) {
         params,
         input_schema,
         validator: std::cell::OnceCell::new(),
+        output_validator,
         returns,
         returns_set,
         template,

@@ -52,17 +52,71 @@ unsafe impl<'fcx> pgrx::callconv::ArgAbi<'fcx> for JsonbText {
     }
 }
 
+/// A jsonb result handed to PostgreSQL as the JSON text we already serialized: responses are
+/// serialized exactly once (their size is what audit events record).
+pub struct JsonText(pub String);
+
+impl pgrx::IntoDatum for JsonText {
+    fn into_datum(self) -> Option<pg_sys::Datum> {
+        let text = std::ffi::CString::new(self.0).ok()?;
+        unsafe {
+            pgrx::direct_function_call_as_datum(
+                pg_sys::jsonb_in,
+                &[Some(pg_sys::Datum::from(text.as_ptr()))],
+            )
+        }
+    }
+
+    fn type_oid() -> pg_sys::Oid {
+        pg_sys::JSONBOID
+    }
+}
+
+unsafe impl pgrx::callconv::BoxRet for JsonText {
+    unsafe fn box_into<'fcx>(
+        self,
+        fcinfo: &mut pgrx::callconv::FcInfo<'fcx>,
+    ) -> pgrx::datum::Datum<'fcx> {
+        match pgrx::IntoDatum::into_datum(self) {
+            Some(datum) => unsafe { fcinfo.return_raw_datum(datum) },
+            None => fcinfo.return_null(),
+        }
+    }
+}
+impl_sql_translatable!(JsonText, "jsonb");
+
+fn json_text(v: Value) -> JsonText {
+    JsonText(v.to_string())
+}
+
+/// One message's response, serialized, and its error code if it is an error.
+pub struct Reply {
+    pub text: String,
+    pub error_code: Option<i64>,
+}
+
+impl Reply {
+    fn of(response: Value) -> Reply {
+        let error_code = response.pointer("/error/code").and_then(Value::as_i64);
+        Reply {
+            text: response.to_string(),
+            error_code,
+        }
+    }
+}
+
 /// The answer to one HTTP-shaped or SQL-shaped request before framing.
 pub struct Answer {
     pub status: u16,
     pub headers: Map<String, Value>,
-    pub body: Option<Value>,
+    /// The body as JSON text.
+    pub body: Option<String>,
     pub events: Vec<Value>,
     /// For subscriptions/listen: the stream the edge must hold open.
     pub listen: Option<Value>,
 }
 
-fn answer(status: u16, body: Option<Value>) -> Answer {
+fn answer(status: u16, body: Option<String>) -> Answer {
     Answer {
         status,
         headers: Map::new(),
@@ -81,9 +135,9 @@ fn process_message(
     version: &str,
     modern: Option<&Envelope>,
     headers: Option<&Map<String, Value>>,
-) -> (Option<Value>, Vec<String>) {
+) -> (Option<Reply>, Vec<String>) {
     let (id, method, params) = match jsonrpc::parse(msg) {
-        Err((id, e)) => return (Some(jsonrpc::error(&id, &e)), vec![]),
+        Err((id, e)) => return (Some(Reply::of(jsonrpc::error(&id, &e))), vec![]),
         Ok(Message::Notification | Message::ClientResponse) => return (None, vec![]),
         Ok(Message::Request { id, method, params }) => (id, method, params),
     };
@@ -137,6 +191,7 @@ fn process_message(
             (jsonrpc::error(&id, &err), vec![], "internal".to_string())
         }
     };
+    let reply = Reply::of(response);
     if registry.settings.audit {
         let capability = params
             .get("name")
@@ -154,11 +209,11 @@ fn process_message(
             "principal": caller.principal.digest(),
             "outcome": class,
             "duration_ms": started.elapsed().as_secs_f64() * 1000.0,
-            "bytes": response.to_string().len(),
+            "bytes": reply.text.len(),
             "detail": if opted_in { json!({"arguments": params.get("arguments")}) } else { Value::Null },
         }));
     }
-    (Some(response), missing_scopes)
+    (Some(reply), missing_scopes)
 }
 
 /// The caller a set of verified claims stands for, or why it may not call anything.
@@ -218,12 +273,12 @@ fn id_of(msg: &Value) -> Value {
 
 /// `chumbo.handle(body, claims)`: one JSON-RPC message for already-verified claims.
 #[pg_extern(name = "handle")]
-fn handle(body: Option<JsonbText>, claims: default!(Option<JsonB>, "NULL")) -> Option<JsonB> {
+fn handle(body: Option<JsonbText>, claims: default!(Option<JsonB>, "NULL")) -> Option<JsonText> {
     let msg = match body.map(|b| parse_body(&b.0)) {
         Some(Ok(v)) => v,
-        Some(Err(e)) => return Some(JsonB(jsonrpc::error(&Value::Null, &e))),
+        Some(Err(e)) => return Some(json_text(jsonrpc::error(&Value::Null, &e))),
         None => {
-            return Some(JsonB(jsonrpc::error(
+            return Some(json_text(jsonrpc::error(
                 &Value::Null,
                 &RpcError::new(INVALID_REQUEST, "Invalid Request: the body is null"),
             )))
@@ -231,13 +286,13 @@ fn handle(body: Option<JsonbText>, claims: default!(Option<JsonB>, "NULL")) -> O
     };
     if msg.is_array() {
         let e = RpcError::new(INVALID_REQUEST, "Invalid Request: chumbo.handle takes one message; batches go through chumbo.http (MCP 2025-03-26 only)");
-        return Some(JsonB(jsonrpc::error(&Value::Null, &e)));
+        return Some(json_text(jsonrpc::error(&Value::Null, &e)));
     }
     let registry = registry::current();
     let caller = match caller_from(&registry, claims.map(|c| c.0), None) {
         Ok(c) => c,
         Err(m) => {
-            return Some(JsonB(jsonrpc::error(
+            return Some(json_text(jsonrpc::error(
                 &id_of(&msg),
                 &RpcError::new(INVALID_REQUEST, format!("Invalid Request: {m}")),
             )));
@@ -247,7 +302,7 @@ fn handle(body: Option<JsonbText>, claims: default!(Option<JsonB>, "NULL")) -> O
     let envelope = if modern::is_modern(&msg, None) {
         match modern::envelope(&msg) {
             Ok(env) => Some(env),
-            Err(e) => return Some(JsonB(jsonrpc::error(&id_of(&msg), &e))),
+            Err(e) => return Some(json_text(jsonrpc::error(&id_of(&msg), &e))),
         }
     } else {
         None
@@ -259,7 +314,7 @@ fn handle(body: Option<JsonbText>, claims: default!(Option<JsonB>, "NULL")) -> O
     let (response, _) =
         process_message(&registry, &caller, &msg, &version, envelope.as_ref(), None);
     events::take();
-    response.map(JsonB)
+    response.map(|r| JsonText(r.text))
 }
 
 fn header<'a>(headers: &'a Map<String, Value>, name: &str) -> Option<&'a str> {
@@ -320,10 +375,13 @@ fn listen(msg: &Value, id: &Value) -> Answer {
     let Some(requested) = requested.as_object() else {
         return answer(
             400,
-            Some(jsonrpc::error(
-                id,
-                &RpcError::invalid_params("Invalid params: notifications must be an object"),
-            )),
+            Some(
+                jsonrpc::error(
+                    id,
+                    &RpcError::invalid_params("Invalid params: notifications must be an object"),
+                )
+                .to_string(),
+            ),
         );
     };
     let mut honoured = Map::new();
@@ -348,7 +406,7 @@ fn listen(msg: &Value, id: &Value) -> Answer {
 fn error_answer(status: u16, id: &Value, code: i64, message: &str) -> Answer {
     answer(
         status,
-        Some(jsonrpc::error(id, &RpcError::new(code, message))),
+        Some(jsonrpc::error(id, &RpcError::new(code, message)).to_string()),
     )
 }
 
@@ -439,7 +497,7 @@ pub fn process_http(request: &Value, verified_claims: Option<Value>) -> Answer {
 
     let msg = match parsed {
         Ok(v) => v,
-        Err(e) => return answer(400, Some(jsonrpc::error(&Value::Null, &e))),
+        Err(e) => return answer(400, Some(jsonrpc::error(&Value::Null, &e).to_string())),
     };
     let header_version = header(headers, "mcp-protocol-version").map(str::trim);
     // The era is decided by the body, as the official SDK does; the header is only cross-checked.
@@ -454,14 +512,19 @@ pub fn process_http(request: &Value, verified_claims: Option<Value>) -> Answer {
         if let (Some(h), Some(b)) = (header_version, meta_version) {
             if h != b {
                 let e = modern::mismatch("the MCP-Protocol-Version header does not match the body");
-                return answer(400, Some(jsonrpc::error(&req_id, &e)));
+                return answer(400, Some(jsonrpc::error(&req_id, &e).to_string()));
             }
         }
         let checked = modern::envelope(&msg)
             .and_then(|env| modern::check_headers(headers, &msg, &env).map(|_| env));
         match checked {
             Ok(env) => Some(env),
-            Err(e) => return answer(modern::status_of(e.code), Some(jsonrpc::error(&req_id, &e))),
+            Err(e) => {
+                return answer(
+                    modern::status_of(e.code),
+                    Some(jsonrpc::error(&req_id, &e).to_string()),
+                )
+            }
         }
     } else {
         if let Some(v) = header_version {
@@ -567,21 +630,20 @@ pub fn process_http(request: &Value, verified_claims: Option<Value>) -> Answer {
                     e["params"]["level"].as_str().unwrap_or(""),
                 )
         });
-        let Some(body) = response else {
+        let Some(reply) = response else {
             return answer(202, None);
         };
-        let mut a = match body.pointer("/error/code").and_then(Value::as_i64) {
-            Some(code) if !scopes.is_empty() => {
-                let mut a = answer(403, Some(body));
+        let mut a = match reply.error_code {
+            Some(_) if !scopes.is_empty() => {
+                let mut a = answer(403, Some(reply.text));
                 a.headers.insert(
                     "www-authenticate".into(),
                     json!(scope_challenge(resource_metadata, &scopes)),
                 );
-                let _ = code;
                 a
             }
-            Some(code) => answer(modern::status_of(code), Some(body)),
-            None => answer(200, Some(body)),
+            Some(code) => answer(modern::status_of(code), Some(reply.text)),
+            None => answer(200, Some(reply.text)),
         };
         a.events = events;
         return a;
@@ -593,13 +655,13 @@ pub fn process_http(request: &Value, verified_claims: Option<Value>) -> Answer {
     for m in &messages {
         if msg.is_array() && m.get("method").and_then(Value::as_str) == Some("initialize") {
             let id = m.get("id").cloned().unwrap_or(Value::Null);
-            responses.push(jsonrpc::error(
+            responses.push(Reply::of(jsonrpc::error(
                 &id,
                 &RpcError::new(
                     INVALID_REQUEST,
                     "Invalid Request: initialize must not be part of a batch",
                 ),
-            ));
+            )));
             continue;
         }
         let (response, scopes) =
@@ -613,58 +675,69 @@ pub fn process_http(request: &Value, verified_claims: Option<Value>) -> Answer {
         }
     }
     if !missing_scopes.is_empty() && !msg.is_array() {
-        let mut a = answer(403, responses.pop());
+        let mut a = answer(403, responses.pop().map(|r| r.text));
         a.headers.insert(
             "www-authenticate".into(),
             json!(scope_challenge(resource_metadata, &missing_scopes)),
         );
         return a;
     }
-    let body = match (msg.is_array(), responses.len()) {
-        (_, 0) => return answer(202, None),
-        (true, _) => Value::Array(responses),
-        (false, _) => responses.pop().unwrap_or(Value::Null),
-    };
+    if responses.is_empty() {
+        return answer(202, None);
+    }
     // Envelope errors are the transport's business (400); method errors ride a 200.
-    let status = match body.pointer("/error/code").and_then(Value::as_i64) {
-        Some(PARSE_ERROR | INVALID_REQUEST) => 400,
+    let status = match (msg.is_array(), responses[0].error_code) {
+        (false, Some(PARSE_ERROR | INVALID_REQUEST)) => 400,
         _ => 200,
+    };
+    let texts: Vec<String> = responses.into_iter().map(|r| r.text).collect();
+    let body = if msg.is_array() {
+        format!("[{}]", texts.join(","))
+    } else {
+        texts.concat()
     };
     let mut a = answer(status, Some(body));
     a.events = all_events;
     a
 }
 
-fn answer_json(a: Answer) -> Value {
+/// The `{status, headers, body, events, listen?}` object chumbo.http returns, around the body
+/// text as it is.
+fn answer_json(a: Answer) -> JsonText {
     let mut headers = a.headers;
     if a.body.is_some() {
         headers
             .entry("content-type")
             .or_insert(json!("application/json"));
     }
-    let mut out =
-        json!({"status": a.status, "headers": headers, "body": a.body, "events": a.events});
-    if let Some(l) = a.listen {
-        out["listen"] = l;
-    }
-    out
+    let listen = a
+        .listen
+        .map(|l| format!(",\"listen\":{l}"))
+        .unwrap_or_default();
+    JsonText(format!(
+        "{{\"status\":{},\"headers\":{},\"body\":{},\"events\":{}{listen}}}",
+        a.status,
+        Value::Object(headers),
+        a.body.as_deref().unwrap_or("null"),
+        Value::Array(a.events),
+    ))
 }
 
 /// `chumbo.http(request)`: an HTTP request as JSON in, the HTTP response as JSON out.
 #[pg_extern(name = "http")]
-fn http(request: Option<JsonbText>) -> JsonB {
+fn http(request: Option<JsonbText>) -> JsonText {
     let request = match request.map(|r| serde_json::from_str::<Value>(&r.0)) {
         Some(Ok(v @ Value::Object(_))) => v,
         _ => {
-            return JsonB(answer_json(error_answer(
+            return answer_json(error_answer(
                 400,
                 &Value::Null,
                 INVALID_REQUEST,
                 "Invalid Request: chumbo.http expects {method, path, headers, body}",
-            )))
+            ))
         }
     };
-    JsonB(answer_json(process_http(&request, None)))
+    answer_json(process_http(&request, None))
 }
 
 fn current_setting(name: &str) -> Option<String> {
@@ -688,7 +761,7 @@ fn set_local(name: &str, value: &str) {
 /// verified the JWT, switched to its role and set `request.jwt.claims` and `request.headers`; the
 /// HTTP status and headers go back through `response.status` and `response.headers`.
 #[pg_extern(name = "mcp")]
-fn mcp(body: Option<JsonbText>) -> Option<JsonB> {
+fn mcp(body: Option<JsonbText>) -> Option<JsonText> {
     let claims =
         current_setting("request.jwt.claims").and_then(|c| serde_json::from_str::<Value>(&c).ok());
     let mut claims = claims.filter(Value::is_object).unwrap_or_else(|| json!({}));
@@ -721,5 +794,5 @@ fn mcp(body: Option<JsonbText>) -> Option<JsonB> {
         let list: Vec<Value> = a.headers.iter().map(|(k, v)| json!({ k: v })).collect();
         set_local("response.headers", &Value::Array(list).to_string());
     }
-    a.body.map(JsonB)
+    a.body.map(JsonText)
 }

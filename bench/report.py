@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Helpers of bench/run.sh.
 
-  report.py pgbench LOG_PREFIX WARMUP_S        steady-state numbers of one pgbench run (JSON line)
+  report.py pgbench WARMUP_S warm|cold LOG_PREFIX...   steady-state numbers of a pgbench point (JSON line)
   report.py render RESULTS.jsonl META.json OUT  writes bench/RESULTS.md (never edit that by hand)
 """
 import glob
@@ -19,13 +19,14 @@ def pct(values, p):
     return values[k]
 
 
-def pgbench(prefix, warmup, mode="warm"):
-    """pgbench -l lines: client_id transaction_no latency_us script_no epoch_s epoch_us.
-    The window starts WARMUP seconds after the run started and, in mode "warm", not before every
-    client has finished its first transaction (every backend has answered once, so caches are
-    warm); it ends with the last completion. Mode "cold" (every transaction cold by design, the
-    DDL scenarios) only skips the WARMUP seconds."""
-    rows, failed = [], 0
+def pgbench_round(prefix, warmup, mode):
+    """One pgbench run. pgbench -l lines: client_id transaction_no latency_us script_no epoch_s
+    epoch_us. The window starts WARMUP seconds after the run started and, in mode "warm", not
+    before every client has finished its first transaction (every backend has answered once, so
+    caches are warm); it ends with the last completion. Mode "cold" (every transaction cold by
+    design, the DDL scenarios) only skips the WARMUP seconds. Returns (latencies ms, window s,
+    failed)."""
+    rows, failed = [], 0  # (client, completion time s, latency ms)
     for path in glob.glob(prefix + ".[0-9]*"):
         with open(path) as f:
             for line in f:
@@ -36,12 +37,11 @@ def pgbench(prefix, warmup, mode="warm"):
                     failed += 1
                     continue
                 rows.append((int(parts[0]), int(parts[4]) + int(parts[5]) / 1e6, int(parts[2]) / 1000.0))
-    # (client, completion time s, latency ms)
     out = open(prefix + ".out").read()
     m = re.search(r"number of failed transactions: (\d+)", out)
     failed += int(m.group(1)) if m else 0
     if not rows:
-        return {"tps": 0, "n": 0, "failed": failed, "window_s": 0}
+        return [], 0.0, failed
     first = {}
     for client, t, _ in rows:
         first[client] = min(first.get(client, t), t)
@@ -50,17 +50,27 @@ def pgbench(prefix, warmup, mode="warm"):
     if mode == "warm":
         start = max(start, max(first.values()))
     end = max(t for _, t, _ in rows)
-    lat = [l for _, t, l in rows if start < t <= end]
-    window = end - start
+    return [l for _, t, l in rows if start < t <= end], max(0.0, end - start), failed
+
+
+def pgbench(warmup, mode, *prefixes):
+    """Steady-state numbers of a point measured in one or more rounds (interleaved with the
+    point it is compared with): transactions and seconds summed over the rounds."""
+    lat, window, failed = [], 0.0, 0
+    for prefix in prefixes:
+        l, w, f = pgbench_round(prefix, warmup, mode)
+        lat += l
+        window += w
+        failed += f
     return {
         "tps": len(lat) / window if window > 0 else 0,
-        "avg_ms": sum(lat) / len(lat) if lat else float("nan"),
-        "p50_ms": pct(lat, 50),
-        "p99_ms": pct(lat, 99),
+        "avg_ms": sum(lat) / len(lat) if lat else None,
+        "p50_ms": pct(lat, 50) if lat else None,
+        "p99_ms": pct(lat, 99) if lat else None,
         "n": len(lat),
         "window_s": round(window, 2),
+        "rounds": len(prefixes),
         "failed": failed,
-        "first_ms_max": round((max(first.values()) - t_min) * 1000, 1),
     }
 
 
@@ -122,7 +132,9 @@ def render(results_path, meta_path, out_path):
       "The **floor** (`bench/sql/floor.sql`) is one plpgsql call that sets `request.jwt.claims`, switches to "
       "`authenticated`, runs the body of `mcp.list_projects`, builds the JSON of the rows and restores role and claims; "
       "**chumbo** is `select chumbo.handle('<tools/call list_projects>', '<Alice's claims>')` (`bench/pgbench/`). "
-      "Each point is measured once every client has answered once (warm backends); latencies are per transaction.")
+      "The two sides of each comparison run interleaved, in rounds (`BENCH_ROUNDS`), at each concurrency; each point is "
+      "measured once every client has answered once (warm backends), its transactions and seconds summed over the rounds; "
+      "latencies are per transaction.")
     w("")
     for key, title in (("call_small", f"tools/call `list_projects {{\"status\":\"archived\"}}` — {f(setup.get('rows_small'))} rows"),
                        ("call_all", f"tools/call `list_projects {{}}` — {f(setup.get('rows_all'))} rows (chumbo's `max_rows` cap; the floor has the same `limit`)")):
@@ -267,6 +279,7 @@ def render(results_path, meta_path, out_path):
           "not available in this VM). First block: CPU share per command (other people's work included); second: the "
           "hottest symbols in `postgres` processes (self time, ≥ 0.8%).")
         titles = {
+            "callgraph_c1": "one backend answering chumbo tools/call (c=1), call graph: inclusive time (children) / self time",
             "call_c8": "pgbench, chumbo tools/call, c=8",
             "ddl_list_1000_c8": "pgbench, DDL then tools/list with 1,000 tools, c=8",
             "e2e_chumbo_c8": "wrk → chumbo edge → chumbo.http, c=8",
@@ -295,7 +308,7 @@ def render(results_path, meta_path, out_path):
 
 if __name__ == "__main__":
     if sys.argv[1] == "pgbench":
-        print(json.dumps(pgbench(sys.argv[2], float(sys.argv[3]), *sys.argv[4:5])))
+        print(json.dumps(pgbench(float(sys.argv[2]), sys.argv[3], *sys.argv[4:])))
     elif sys.argv[1] == "render":
         render(*sys.argv[2:5])
     else:

@@ -13,8 +13,9 @@
 #   3. backend RSS before/after the first tools/list with 1,000 tools (bench/reference/memory.mjs).
 #   4. perf profiles (when perf can sample), then bench/report.py writes bench/RESULTS.md.
 #
-# Environment: BENCH_SECONDS (10) measured seconds per point, BENCH_WARMUP (3) extra seconds per
-# pgbench point (the window starts once every client has finished its first transaction),
+# Environment: BENCH_SECONDS (10) measured seconds per point, BENCH_ROUNDS (2) pgbench rounds the
+# two sides of a comparison alternate in, BENCH_WARMUP (3) extra seconds per pgbench round (the
+# window starts once every client has finished its first transaction),
 # BENCH_CLIENTS ("1 8 32"), BENCH_PG_PORT (54380), BENCH_EDGE_PORT (54381), BENCH_REF_PORT (54382),
 # BENCH_PROJECTS_PER_ORG (3000), BENCH_OUT (bench/RESULTS.md).
 set -euo pipefail
@@ -23,6 +24,7 @@ cd "$ROOT"
 
 SECS="${BENCH_SECONDS:-10}"
 WARMUP="${BENCH_WARMUP:-3}"
+ROUNDS="${BENCH_ROUNDS:-2}"
 CLIENTS="${BENCH_CLIENTS:-1 8 32}"
 PORT="${BENCH_PG_PORT:-54380}"
 EDGE_PORT="${BENCH_EDGE_PORT:-54381}"
@@ -127,33 +129,43 @@ record --arg rows_small "$ROWS_SMALL" --arg rows_all "$ROWS_ALL" --arg pages "$P
   '{kind:"setup", rows_small:($rows_small|tonumber), rows_all:($rows_all|tonumber), pages:($pages|tonumber), projects_per_org:($per_org|tonumber)}'
 
 # --- 1. pgbench -----------------------------------------------------------------------------------
-pgb() { # NAME DB SCRIPT CLIENTS [EXTRA_WARMUP_S [warm|cold]]
-  local name="$1" db="$2" script="$3" c="$4" j=$(( $4 < 2 ? $4 : 2 )) prefix="$WORK/pgb-$1-c$4"
-  local warm=$((WARMUP + ${5:-0})) mode="${6:-warm}"
-  log "pgbench $name c=$c (${SECS}s + ${warm}s warm-up)"
+# One pgbench round of a point: NAME DB SCRIPT CLIENTS SECONDS EXTRA_WARMUP_S ROUND
+pgb_round() {
+  local name="$1" db="$2" script="$3" c="$4" secs="$5" warm=$((WARMUP + $6)) r="$7"
+  local j=$(( c < 2 ? c : 2 )) prefix="$WORK/pgb-$1-c$4-r$7"
+  log "pgbench $name c=$c round $r (${secs}s + ${warm}s warm-up)"
   if ! "$PGBENCH" -n -h 127.0.0.1 -p "$PORT" -U chumbo_edge -M prepared -c "$c" -j "$j" \
-       -T "$((SECS + warm))" -f "$script" -l --log-prefix="$prefix" "$db" >"$prefix.out" 2>&1; then
+       -T "$((secs + warm))" -f "$script" -l --log-prefix="$prefix" "$db" >"$prefix.out" 2>&1; then
     cat "$prefix.out" >&2; die "pgbench $name c=$c failed"
   fi
-  python3 bench/report.py pgbench "$prefix" "$warm" "$mode" |
-    jq -c --arg name "$name" --arg db "$db" --argjson c "$c" '. + {kind:"pgbench", name:$name, db:$db, c:$c}' >>"$RESULTS"
-  rm -f "$prefix".[0-9]*
+}
+# Points compared with each other, interleaved in ROUNDS rounds of SECS/ROUNDS seconds each:
+#   pair CLIENTS EXTRA_WARMUP_S warm|cold NAME DB SCRIPT [NAME DB SCRIPT ...]
+pair() {
+  local c="$1" extra="$2" mode="$3"; shift 3
+  local secs=$(( (SECS + ROUNDS - 1) / ROUNDS )) r i names=()
+  for r in $(seq "$ROUNDS"); do
+    for ((i = 1; i <= $#; i += 3)); do
+      pgb_round "${@:i:1}" "${@:i+1:1}" "${@:i+2:1}" "$c" "$secs" "$extra" "$r"
+    done
+  done
+  for ((i = 1; i <= $#; i += 3)); do names+=("${@:i:1}"); done
+  for name in "${names[@]}"; do
+    python3 bench/report.py pgbench "$((WARMUP + extra))" "$mode" $(for r in $(seq "$ROUNDS"); do echo "$WORK/pgb-$name-c$c-r$r"; done) |
+      jq -c --arg name "$name" --argjson c "$c" '. + {kind:"pgbench", name:$name, c:$c}' >>"$RESULTS"
+    rm -f "$WORK/pgb-$name-c$c-r"*.[0-9]*
+  done
 }
 P=bench/pgbench
 for c in $CLIENTS; do
-  pgb floor_call_small   "$DB10" $P/floor_call_small.sql "$c"
-  pgb chumbo_call_small  "$DB10" $P/chumbo_call_small.sql "$c"
-  pgb floor_call_all     "$DB10" $P/floor_call_all.sql "$c"
-  pgb chumbo_call_all    "$DB10" $P/chumbo_call_all.sql "$c"
-  pgb list_10            "$DB10" $P/chumbo_list.sql "$c"
-  # Every new backend first reflects 1,000 functions: give the cold start time (~c/3 s here).
-  pgb list_1000          "$DB1K" $P/chumbo_list.sql "$c" $((c / 3))
-  pgb list_1000_all      "$DB1K" "$pages_script" "$c" $((c / 3))
-  pgb ddl_only_10        "$DB10" $P/ddl_only.sql "$c" 0 cold
-  pgb ddl_list_10        "$DB10" $P/ddl_then_list.sql "$c" 0 cold
-  pgb ddl_only_1000      "$DB1K" $P/ddl_only.sql "$c" 0 cold
-  # Every call reloads 1,000 tools in every backend: a longer run to see enough of them.
-  pgb ddl_list_1000      "$DB1K" $P/ddl_then_list.sql "$c" $((c / 2)) cold
+  pair "$c" 0 warm floor_call_small "$DB10" $P/floor_call_small.sql chumbo_call_small "$DB10" $P/chumbo_call_small.sql
+  pair "$c" 0 warm floor_call_all "$DB10" $P/floor_call_all.sql chumbo_call_all "$DB10" $P/chumbo_call_all.sql
+  # Every new backend first reflects the tools: give 1,000 tools their cold start (~c/3 s here).
+  pair "$c" $((c / 3)) warm list_10 "$DB10" $P/chumbo_list.sql list_1000 "$DB1K" $P/chumbo_list.sql \
+    list_1000_all "$DB1K" "$pages_script"
+  pair "$c" 0 cold ddl_only_10 "$DB10" $P/ddl_only.sql ddl_list_10 "$DB10" $P/ddl_then_list.sql
+  # Every call reloads 1,000 tools in every backend: a longer warm-up to see enough of them.
+  pair "$c" $((c / 2)) cold ddl_only_1000 "$DB1K" $P/ddl_only.sql ddl_list_1000 "$DB1K" $P/ddl_then_list.sql
 done
 
 # --- 3. memory (before the HTTP part: nothing else touches the bench databases) ---------------------
@@ -182,7 +194,23 @@ profile() { # NAME SECONDS COMMAND...: sample the whole machine while COMMAND ru
   } >"$WORK/perf-$name.txt"
   jq -Rsc --arg name "$name" '{kind:"perf", name:$name, text:.}' "$WORK/perf-$name.txt" >>"$RESULTS"
 }
+# Where one chumbo tools/call spends its time: the call graph of one backend (DWARF unwinding,
+# the library has debug info), inclusive time of chumbo's functions and a few PostgreSQL ones.
+callgraph() {
+  "$PGBENCH" -n -h 127.0.0.1 -p "$PORT" -U chumbo_edge -M prepared -c 1 -T 10 -f $P/chumbo_call_small.sql "$DB10" >/dev/null 2>&1 &
+  local load=$! pid
+  sleep 2
+  pid="$(q1 postgres "select pid from pg_stat_activity where usename = 'chumbo_edge' and application_name = 'pgbench' limit 1")"
+  perf record --call-graph dwarf,32768 -F 199 -p "$pid" -o "$WORK/perf-callgraph.data" -- sleep 5 >/dev/null 2>&1 || true
+  wait "$load" || true
+  perf report -i "$WORK/perf-callgraph.data" --stdio --children --sort sym -g none --percent-limit 0.8 2>/dev/null |
+    grep -E '\] (chumbo::[a-z_]+::[a-z_]+|SPI_execute_with_args|ExecMakeTableFunctionResult|jsonb_in|jsonb_out|to_jsonb|XLogFlush|CommitTransactionCommand|<serde_json::value::Value as core::fmt::Display>::fmt|<pgrx::datum::json::JsonB as pgrx::callconv::BoxRet>::box_into|pgrx::spi::tuple::SpiHeapTupleData::get) *$' |
+    head -40 >"$WORK/perf-callgraph.txt" || true
+  jq -Rsc '{kind:"perf", name:"callgraph_c1", text:.}' "$WORK/perf-callgraph.txt" >>"$RESULTS"
+}
 if [[ -n "$PERF" ]]; then
+  log "perf: call graph of one backend answering tools/call"
+  callgraph
   log "perf: chumbo tools/call at concurrency 8"
   profile call_c8 8 "$PGBENCH" -n -h 127.0.0.1 -p "$PORT" -U chumbo_edge -M prepared -c 8 -j 2 -T 12 -f $P/chumbo_call_small.sql "$DB10"
   log "perf: tools/list right after a DDL change, 1,000 tools, concurrency 8"
@@ -257,7 +285,7 @@ build_kind() {
 jq -n \
   --arg started "$STARTED" --arg finished "$(date -u +%FT%TZ)" --arg elapsed "$((SECONDS - T0))" \
   --arg command "make bench (bench/run.sh)" \
-  --arg env "BENCH_SECONDS=$SECS BENCH_WARMUP=$WARMUP BENCH_CLIENTS=\"$CLIENTS\" BENCH_PROJECTS_PER_ORG=$PER_ORG" \
+  --arg env "BENCH_SECONDS=$SECS BENCH_ROUNDS=$ROUNDS BENCH_WARMUP=$WARMUP BENCH_CLIENTS=\"$CLIENTS\" BENCH_PROJECTS_PER_ORG=$PER_ORG" \
   --arg nproc "$(nproc)" --arg cpu "$(lscpu | sed -n 's/^Model name: *//p' | head -1)" \
   --arg mem "$(free -h | awk '/^Mem:/ {print $2}')" --arg load "$(cut -d' ' -f1-3 /proc/loadavg)" \
   --arg kernel "$(uname -r)" \

@@ -32,7 +32,7 @@ revoke all on function bench.floor_list_projects(jsonb, text) from public;
 grant execute on function bench.floor_list_projects(jsonb, text) to chumbo_edge;
 
 -- A DDL change the registry must notice: COMMENT ON one generated tool (a different one per
--- pgbench client), as the owner (SECURITY DEFINER), so the bench can keep running as chumbo_edge.
+-- pgbench client, among the generated ones), as the owner (SECURITY DEFINER), so the bench can keep running as chumbo_edge.
 create or replace function bench.touch(client int)
   returns void
   language plpgsql volatile security definer
@@ -42,8 +42,15 @@ declare
   fn text := (select format('%I.%I', n.nspname, p.proname)
                 from pg_proc p join pg_namespace n on n.oid = p.pronamespace
                where n.nspname = 'mcp' and p.proname like 'bench\_tool\_%'
-               order by p.proname offset (client % 6) limit 1);
+               order by p.proname
+              offset client % greatest(1, (select count(*) from pg_proc q
+                                           where q.pronamespace = 'mcp'::regnamespace
+                                             and q.proname like 'bench\_tool\_%'))
+               limit 1);
 begin
+  if fn is null then
+    raise exception 'bench.touch: no generated bench tool in schema mcp';
+  end if;
   execute format('comment on function %s is %L', fn,
     format('Generated bench tool (touched %s). @mcp {"title": "Bench tool", "params": {"a": {"description": "Any text."}}}', clock_timestamp()));
 end

@@ -72,7 +72,12 @@ pub fn call(
     let returns_set = cap.returns_set;
     session::run_as_caller(&caller.role, &caller.claims, move || {
         Spi::connect_mut(|client| {
-            let table = client.update(sql.as_str(), None, &[args_json.into(), limit.into()])?;
+            let table = session::update_kept(
+                client,
+                &sql,
+                &[pgrx::pg_sys::JSONBOID, pgrx::pg_sys::INT8OID],
+                &[args_json.into(), limit.into()],
+            )?;
             if !returns_set {
                 let mut one = None;
                 for row in table {

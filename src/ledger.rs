@@ -31,15 +31,21 @@ pub fn rate_hit(bucket: &str, window_seconds: i32, max_hits: u32) -> Result<Opti
 
 /// Writes one audit event; a failure to audit is logged, never turned into a failed call.
 pub fn audit(event: Value) {
+    session::relax_commit_for_bookkeeping();
     let outcome = session::in_subtransaction(|| {
         session::as_owner(|| {
-            Spi::run_with_args(
-                "insert into chumbo.audit_events (trace_id, era, method, capability, principal, outcome, duration_ms, bytes, detail)
-                 select e->>'trace_id', e->>'era', e->>'method', e->>'capability', e->>'principal', e->>'outcome',
-                        (e->>'duration_ms')::float8, (e->>'bytes')::int, e->'detail'
-                 from (select $1::jsonb as e) s",
-                &[JsonB(event).into()],
-            )
+            Spi::connect_mut(|client| {
+                session::update_kept(
+                    client,
+                    "insert into chumbo.audit_events (trace_id, era, method, capability, principal, outcome, duration_ms, bytes, detail)
+                     select e->>'trace_id', e->>'era', e->>'method', e->>'capability', e->>'principal', e->>'outcome',
+                            (e->>'duration_ms')::float8, (e->>'bytes')::int, e->'detail'
+                     from (select $1::jsonb as e) s",
+                    &[pgrx::pg_sys::JSONBOID],
+                    &[JsonB(event).into()],
+                )
+                .map(|_| ())
+            })
         })
     });
     if !matches!(outcome, Ok(Ok(()))) {

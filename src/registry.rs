@@ -116,13 +116,20 @@ thread_local! {
     static CACHE: RefCell<Option<Rc<Registry>>> = const { RefCell::new(None) };
 }
 
+/// chumbo.schema_version's last value, read through the syscache and the sequence itself rather
+/// than SPI: this runs on every request.
 fn current_version() -> i64 {
-    session::as_owner(|| {
-        Spi::get_one::<i64>("select last_value + (case when is_called then 1 else 0 end) from chumbo.schema_version")
-            .ok()
-            .flatten()
-            .unwrap_or(0)
+    let seq = unsafe {
+        let schema = pg_sys::get_namespace_oid(c"chumbo".as_ptr(), false);
+        pg_sys::get_relname_relid(c"schema_version".as_ptr(), schema)
+    };
+    session::as_owner(|| unsafe {
+        pgrx::direct_function_call::<i64>(
+            pg_sys::pg_sequence_last_value,
+            &[Some(pg_sys::Datum::from(seq))],
+        )
     })
+    .unwrap_or(0)
 }
 
 /// The registry for the current schema version, rebuilt when DDL/COMMENT/GRANT/settings moved it.

@@ -4,25 +4,32 @@
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use pgrx::PgTryBuilder;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::ffi::CString;
 
 thread_local! {
-    static OWNER: Cell<Option<pg_sys::Oid>> = const { Cell::new(None) };
+    /// (oid of schema chumbo, its owner): re-read when the schema is a new one (extension
+    /// dropped and created again in this session).
+    static OWNER: Cell<Option<(pg_sys::Oid, pg_sys::Oid)>> = const { Cell::new(None) };
 }
 
 /// The owner of schema chumbo (whoever ran CREATE EXTENSION).
 fn owner_oid() -> pg_sys::Oid {
-    if let Some(o) = OWNER.with(|c| c.get()) {
-        return o;
+    let schema = unsafe { pg_sys::get_namespace_oid(c"chumbo".as_ptr(), false) };
+    if let Some((s, o)) = OWNER.with(|c| c.get()) {
+        if s == schema {
+            return o;
+        }
     }
-    let o = Spi::get_one::<pg_sys::Oid>(
-        "select nspowner from pg_catalog.pg_namespace where nspname = 'chumbo'",
+    let o = Spi::get_one_with_args::<pg_sys::Oid>(
+        "select nspowner from pg_catalog.pg_namespace where oid = $1",
+        &[schema.into()],
     )
     .ok()
     .flatten()
     .unwrap_or_else(|| error!("chumbo: schema chumbo is missing"));
-    OWNER.with(|c| c.set(Some(o)));
+    OWNER.with(|c| c.set(Some((schema, o))));
     o
 }
 
@@ -63,6 +70,10 @@ fn sqlstate_of(code: pgrx::PgSqlErrorCode) -> String {
 }
 
 fn set_guc(name: &str, value: &str) {
+    set_config(name, value, pg_sys::GucAction::GUC_ACTION_SAVE);
+}
+
+fn set_config(name: &str, value: &str, action: pg_sys::GucAction::Type) {
     let (name, value) = (CString::new(name).unwrap(), CString::new(value).unwrap());
     unsafe {
         let context = if pg_sys::superuser() {
@@ -75,7 +86,7 @@ fn set_guc(name: &str, value: &str) {
             value.as_ptr(),
             context,
             pg_sys::GucSource::PGC_S_SESSION,
-            pg_sys::GucAction::GUC_ACTION_SAVE,
+            action,
             true,
             PgLogLevel::ERROR as i32,
             false,
@@ -148,25 +159,41 @@ pub fn run_as_caller<R>(
     })
 }
 
+/// Called before chumbo writes its own bookkeeping (an audit row) into a transaction that has
+/// written nothing else: lets that commit skip waiting for the WAL flush, so a read-only MCP call
+/// does not pay a disk sync for its audit row. A transaction that already wrote keeps
+/// synchronous commit, so application data is never made less durable. (The setting is
+/// transaction-local: SET LOCAL synchronous_commit = off.)
+pub fn relax_commit_for_bookkeeping() {
+    if unsafe { pg_sys::GetTopTransactionIdIfAny() } == pg_sys::InvalidTransactionId {
+        set_config(
+            "synchronous_commit",
+            "off",
+            pg_sys::GucAction::GUC_ACTION_LOCAL,
+        );
+    }
+}
+
 /// Whether `role` may run capabilities: named in the allow-list, exists, and is neither a
-/// superuser nor BYPASSRLS. Returns the role's oid.
+/// superuser nor BYPASSRLS. Returns the role's oid. Read from the syscache on every request, so
+/// an ALTER ROLE takes effect at once.
 pub fn check_role(role: &str, allowed: &[String]) -> Result<pg_sys::Oid, String> {
     if !allowed.iter().any(|r| r == role) {
         return Err(format!(
             "role \"{role}\" is not allowed to call capabilities"
         ));
     }
-    let row = Spi::get_three_with_args::<pg_sys::Oid, bool, bool>(
-        "select oid, rolsuper, rolbypassrls from pg_catalog.pg_roles where rolname = $1",
-        &[role.into()],
-    );
-    match row {
-        Ok((Some(oid), Some(false), Some(false))) => Ok(oid),
-        Ok((Some(_), _, _)) => Err(format!(
-            "role \"{role}\" is a superuser or bypasses RLS and never runs capabilities"
-        )),
-        _ => Err(format!("role \"{role}\" does not exist")),
+    let name = CString::new(role).map_err(|_| format!("role \"{role}\" does not exist"))?;
+    let oid = unsafe { pg_sys::get_role_oid(name.as_ptr(), true) };
+    if oid == pg_sys::Oid::INVALID {
+        return Err(format!("role \"{role}\" does not exist"));
     }
+    if unsafe { pg_sys::superuser_arg(oid) || pg_sys::has_bypassrls_privilege(oid) } {
+        return Err(format!(
+            "role \"{role}\" is a superuser or bypasses RLS and never runs capabilities"
+        ));
+    }
+    Ok(oid)
 }
 
 /// Whether `role` holds EXECUTE on function `func`.
@@ -183,6 +210,39 @@ pub fn can_execute(func: pg_sys::Oid, role: pg_sys::Oid) -> bool {
         );
         r == pg_sys::AclResult::ACLCHECK_OK
     }
+}
+
+/// Plans kept across calls (SPI_keepplan), by SQL text. PostgreSQL's plan cache invalidates them
+/// on DDL and re-plans when the role (and so RLS) differs. Bounded: cleared when full.
+const MAX_PLANS: usize = 2000;
+
+thread_local! {
+    static PLANS: RefCell<HashMap<String, pgrx::spi::OwnedPreparedStatement>> = RefCell::new(HashMap::new());
+}
+
+/// Runs `sql` (parameters of `types`) through a plan prepared once per backend.
+pub fn update_kept<'conn>(
+    client: &mut pgrx::spi::SpiClient<'conn>,
+    sql: &str,
+    types: &[pg_sys::Oid],
+    args: &[pgrx::datum::DatumWithOid],
+) -> pgrx::spi::Result<pgrx::spi::SpiTupleTable<'conn>> {
+    let plan = match PLANS.with(|p| p.borrow_mut().remove(sql)) {
+        Some(plan) => plan,
+        None => {
+            let types: Vec<pgrx::PgOid> = types.iter().map(|t| (*t).into()).collect();
+            client.prepare_mut(sql, &types)?.keep()
+        }
+    };
+    let table = client.update(&plan, None, args);
+    PLANS.with(|p| {
+        let mut p = p.borrow_mut();
+        if p.len() >= MAX_PLANS {
+            p.clear();
+        }
+        p.insert(sql.to_string(), plan);
+    });
+    table
 }
 
 /// A short random id that ties a client-visible error to the server log line.

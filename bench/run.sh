@@ -122,6 +122,7 @@ check() { # DB SQL EXPECTED
 ROWS_SMALL="$(q1 "$DB10" "select count(*) from projects p join memberships m on m.org_id = p.org_id where m.user_id = '$ALICE_SUB' and p.status = 'archived'")"
 check "$DB10" "select jsonb_array_length(chumbo.handle('$CALL_SMALL', '$ALICE_CLAIMS')->'result'->'structuredContent'->'rows')" "$ROWS_SMALL"
 check "$DB10" "select (chumbo.handle('$CALL_SMALL', '$ALICE_CLAIMS')->'result'->'structuredContent') = bench.floor_list_projects('$ALICE_CLAIMS', 'archived')" t
+check "$DB10" "select bench.floor_fn_list_projects('$ALICE_CLAIMS', 'archived') = bench.floor_list_projects('$ALICE_CLAIMS', 'archived')" t
 check "$DB10" "select (chumbo.handle('{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"list_projects\",\"arguments\":{}}}', '$ALICE_CLAIMS')->'result'->'structuredContent'->'rows') = bench.floor_list_projects('$ALICE_CLAIMS')->'rows'" t
 check "$DB10" "select jsonb_array_length(chumbo.handle('{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}', '$ALICE_CLAIMS')->'result'->'tools')" 10
 ROWS_ALL="$(q1 "$DB10" "select jsonb_array_length(bench.floor_list_projects('$ALICE_CLAIMS')->'rows')")"
@@ -158,7 +159,8 @@ pair() {
 }
 P=bench/pgbench
 for c in $CLIENTS; do
-  pair "$c" 0 warm floor_call_small "$DB10" $P/floor_call_small.sql chumbo_call_small "$DB10" $P/chumbo_call_small.sql
+  pair "$c" 0 warm floor_call_small "$DB10" $P/floor_call_small.sql chumbo_call_small "$DB10" $P/chumbo_call_small.sql \
+    floor_fn_call_small "$DB10" $P/floor_fn_call_small.sql
   pair "$c" 0 warm floor_call_all "$DB10" $P/floor_call_all.sql chumbo_call_all "$DB10" $P/chumbo_call_all.sql
   # Every new backend first reflects the tools: give 1,000 tools their cold start (~c/3 s here).
   pair "$c" $((c / 3)) warm list_10 "$DB10" $P/chumbo_list.sql list_1000 "$DB1K" $P/chumbo_list.sql \

@@ -57,3 +57,26 @@ end
 $$;
 revoke all on function bench.touch(int) from public;
 grant execute on function bench.touch(int) to chumbo_edge;
+
+-- The same floor calling the tool function itself (select from mcp.list_projects(...)) instead of
+-- running its body inline: what calling the function costs (its `set search_path` keeps
+-- PostgreSQL from inlining it, so its body is planned on every call), which chumbo cannot avoid.
+-- chumbo against this one is chumbo's own overhead.
+create or replace function bench.floor_fn_list_projects(claims jsonb, status text default null)
+  returns jsonb
+  language plpgsql volatile
+as $$
+declare
+  result jsonb;
+begin
+  perform set_config('request.jwt.claims', claims::text, true);
+  set local role authenticated;
+  select jsonb_build_object('rows', coalesce(jsonb_agg(to_jsonb(p)), '[]'::jsonb)) into result
+  from (select * from mcp.list_projects(floor_fn_list_projects.status) limit 1000) p;
+  reset role;
+  perform set_config('request.jwt.claims', '', true);
+  return result;
+end
+$$;
+revoke all on function bench.floor_fn_list_projects(jsonb, text) from public;
+grant execute on function bench.floor_fn_list_projects(jsonb, text) to chumbo_edge;

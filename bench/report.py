@@ -133,8 +133,8 @@ def render(results_path, meta_path, out_path):
       "`authenticated`, runs the body of `mcp.list_projects`, builds the JSON of the rows and restores role and claims; "
       "**chumbo** is `select chumbo.handle('<tools/call list_projects>', '<Alice's claims>')` (`bench/pgbench/`). "
       "\"Floor calling the function\" is the same floor selecting from `mcp.list_projects(...)` instead of running its body "
-      "inline: the function's `set search_path` keeps PostgreSQL from inlining it (its body is planned on every call), a "
-      "cost chumbo cannot avoid; chumbo against it is chumbo's own overhead. "
+      "inline (the function's `set search_path` keeps PostgreSQL from inlining it), a cost chumbo cannot avoid; chumbo "
+      "against it is chumbo's own overhead. "
       "The two sides of each comparison run interleaved, in rounds (`BENCH_ROUNDS`), at each concurrency; each point is "
       "measured once every client has answered once (warm backends), its transactions and seconds summed over the rounds; "
       "latencies are per transaction.")

@@ -25,6 +25,14 @@ if ((${#missing[@]})); then
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
+# 1b. The fixed ports of the dev/test clusters, edges and test servers (54320-54399) lie in
+# Linux's ephemeral range: keep the kernel from handing them to outgoing connections, or a test
+# server may find its port taken (EADDRINUSE). Best effort: some sandboxes forbid sysctl writes.
+if [[ "$(sysctl -n net.ipv4.ip_local_reserved_ports 2>/dev/null)" != *54320-54399* ]]; then
+  sysctl -q -w net.ipv4.ip_local_reserved_ports=54320-54399 2>/dev/null \
+    || warn "could not reserve ports 54320-54399 (sysctl); a test server may meet a port in use"
+fi
+
 # 2. cargo-pgrx, exactly the version the crate pins (pgrx = "=0.18.1").
 if [[ "$(cargo pgrx --version 2>/dev/null || true)" != "cargo-pgrx $PGRX_VERSION" ]]; then
   log "cargo install cargo-pgrx $PGRX_VERSION (about 4 minutes on 2 cores)"

@@ -740,38 +740,18 @@ fn http(request: Option<JsonbText>) -> JsonText {
     answer_json(process_http(&request, None))
 }
 
-fn current_setting(name: &str) -> Option<String> {
-    Spi::get_one_with_args::<String>(
-        "select pg_catalog.current_setting($1, true)",
-        &[name.into()],
-    )
-    .ok()
-    .flatten()
-    .filter(|s| !s.is_empty())
-}
-
-fn set_local(name: &str, value: &str) {
-    let _ = Spi::run_with_args(
-        "select pg_catalog.set_config($1, $2, true)",
-        &[name.into(), value.into()],
-    );
-}
-
 /// `chumbo.mcp(body)`: the PostgREST RPC entry (`POST /rest/v1/rpc/mcp`). PostgREST has already
 /// verified the JWT, switched to its role and set `request.jwt.claims` and `request.headers`; the
 /// HTTP status and headers go back through `response.status` and `response.headers`.
 #[pg_extern(name = "mcp")]
 fn mcp(body: Option<JsonbText>) -> Option<JsonText> {
-    let claims =
-        current_setting("request.jwt.claims").and_then(|c| serde_json::from_str::<Value>(&c).ok());
+    let claims = session::current_setting("request.jwt.claims")
+        .and_then(|c| serde_json::from_str::<Value>(&c).ok());
     let mut claims = claims.filter(Value::is_object).unwrap_or_else(|| json!({}));
     // PostgREST runs the function as the role it switched to: that is the caller's role.
-    let role = Spi::get_one::<String>("select current_user::text")
-        .ok()
-        .flatten()
-        .unwrap_or_default();
+    let role = session::current_role_name();
     claims["role"] = json!(role);
-    let headers = current_setting("request.headers")
+    let headers = session::current_setting("request.headers")
         .and_then(|h| serde_json::from_str::<Value>(&h).ok())
         .unwrap_or(json!({}));
     let body_text = body.map(|b| b.0).unwrap_or_default();
@@ -789,10 +769,10 @@ fn mcp(body: Option<JsonbText>) -> Option<JsonText> {
     } else {
         process_http(&request, Some(claims))
     };
-    set_local("response.status", &a.status.to_string());
+    session::set_local("response.status", &a.status.to_string());
     if !a.headers.is_empty() {
         let list: Vec<Value> = a.headers.iter().map(|(k, v)| json!({ k: v })).collect();
-        set_local("response.headers", &Value::Array(list).to_string());
+        session::set_local("response.headers", &Value::Array(list).to_string());
     }
     a.body.map(JsonText)
 }

@@ -86,23 +86,11 @@ fn metadata_schema() -> JsonB {
 #[pg_extern]
 fn surface() -> JsonB {
     let registry = registry::current();
-    let role = Spi::get_one::<String>("select current_user::text")
-        .ok()
-        .flatten()
-        .unwrap_or_default();
-    let claims =
-        Spi::get_one::<String>("select pg_catalog.current_setting('request.jwt.claims', true)")
-            .ok()
-            .flatten()
-            .and_then(|c| serde_json::from_str::<serde_json::Value>(&c).ok())
-            .unwrap_or(serde_json::json!({}));
-    let role_oid = Spi::get_one_with_args::<pgrx::pg_sys::Oid>(
-        "select oid from pg_catalog.pg_roles where rolname = $1",
-        &[role.as_str().into()],
-    )
-    .ok()
-    .flatten()
-    .unwrap_or(pgrx::pg_sys::Oid::INVALID);
+    let role = crate::session::current_role_name();
+    let claims = crate::session::current_setting("request.jwt.claims")
+        .and_then(|c| serde_json::from_str::<serde_json::Value>(&c).ok())
+        .unwrap_or(serde_json::json!({}));
+    let role_oid = unsafe { pgrx::pg_sys::GetUserId() };
     let caller = registry::Caller {
         principal: crate::principal::Principal::from_claims(&claims, &role, None),
         scopes: registry::scopes_of(&claims),

@@ -749,12 +749,17 @@ fn complete(ctx: &Context, params: &Map<String, Value>) -> Answer {
 /// catalog entry first; only catalog-quoted identifiers reach the SQL text.
 fn complete_with_function(ctx: &Context, func: &str, prefix: &str) -> Result<Vec<String>, String> {
     let trace = session::trace_id();
-    let qualified = Spi::get_one_with_args::<String>(
-        "select pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(p.proname)
+    let qualified = Spi::connect(|c| {
+        c.select(
+            "select pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(p.proname)
            from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace
           where p.oid = pg_catalog.to_regprocedure($1 || '(text)')",
-        &[func.into()],
-    )
+            Some(1),
+            &[func.into()],
+        )?
+        .first()
+        .get_one::<String>()
+    })
     .ok()
     .flatten()
     .ok_or_else(|| format!("completion function {func}(text) does not exist (trace id {trace})"))?;

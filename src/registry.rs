@@ -150,12 +150,15 @@ pub fn current() -> Rc<Registry> {
 
 fn build(version: i64) -> Registry {
     let (functions, settings_json, keys) = session::as_owner(|| {
-        let functions = Spi::get_one::<JsonB>(include_str!("../sql/reflect.sql"))
+        // `select`, not Spi::get_one (which runs as a write and takes a transaction id).
+        let read =
+            |sql: &str| Spi::connect(|c| c.select(sql, Some(1), &[])?.first().get_one::<JsonB>());
+        let functions = read(include_str!("../sql/reflect.sql"))
             .ok()
             .flatten()
             .map(|j| j.0)
             .unwrap_or(Value::Array(vec![]));
-        let settings = Spi::get_one::<JsonB>("select value from chumbo.settings")
+        let settings = read("select value from chumbo.settings")
             .ok()
             .flatten()
             .map(|j| j.0)

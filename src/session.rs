@@ -22,10 +22,15 @@ fn owner_oid() -> pg_sys::Oid {
             return o;
         }
     }
-    let o = Spi::get_one_with_args::<pg_sys::Oid>(
-        "select nspowner from pg_catalog.pg_namespace where oid = $1",
-        &[schema.into()],
-    )
+    let o = Spi::connect(|c| {
+        c.select(
+            "select nspowner from pg_catalog.pg_namespace where oid = $1",
+            Some(1),
+            &[schema.into()],
+        )?
+        .first()
+        .get_one::<pg_sys::Oid>()
+    })
     .ok()
     .flatten()
     .unwrap_or_else(|| error!("chumbo: schema chumbo is missing"));
@@ -159,6 +164,37 @@ pub fn run_as_caller<R>(
     })
 }
 
+/// A setting's value, read without SPI (no query, no transaction id).
+pub fn current_setting(name: &str) -> Option<String> {
+    let name = std::ffi::CString::new(name).ok()?;
+    let value = unsafe { pg_sys::GetConfigOption(name.as_ptr(), true, false) };
+    if value.is_null() {
+        return None;
+    }
+    let value = unsafe { std::ffi::CStr::from_ptr(value) }
+        .to_string_lossy()
+        .into_owned();
+    (!value.is_empty()).then_some(value)
+}
+
+/// `SET LOCAL name = value`, without SPI.
+pub fn set_local(name: &str, value: &str) {
+    set_config(name, value, pg_sys::GucAction::GUC_ACTION_LOCAL);
+}
+
+/// current_user, without SPI.
+pub fn current_role_name() -> String {
+    unsafe {
+        let name = pg_sys::GetUserNameFromId(pg_sys::GetUserId(), true);
+        if name.is_null() {
+            return String::new();
+        }
+        std::ffi::CStr::from_ptr(name)
+            .to_string_lossy()
+            .into_owned()
+    }
+}
+
 /// Called before chumbo writes its own bookkeeping (an audit row) into a transaction that has
 /// written nothing else: lets that commit skip waiting for the WAL flush, so a read-only MCP call
 /// does not pay a disk sync for its audit row. A transaction that already wrote keeps
@@ -166,11 +202,7 @@ pub fn run_as_caller<R>(
 /// transaction-local: SET LOCAL synchronous_commit = off.)
 pub fn relax_commit_for_bookkeeping() {
     if unsafe { pg_sys::GetTopTransactionIdIfAny() } == pg_sys::InvalidTransactionId {
-        set_config(
-            "synchronous_commit",
-            "off",
-            pg_sys::GucAction::GUC_ACTION_LOCAL,
-        );
+        set_local("synchronous_commit", "off");
     }
 }
 
@@ -222,7 +254,7 @@ thread_local! {
 
 /// Runs `sql` (parameters of `types`) through a plan prepared once per backend.
 pub fn update_kept<'conn>(
-    client: &mut pgrx::spi::SpiClient<'conn>,
+    client: &pgrx::spi::SpiClient<'conn>,
     sql: &str,
     types: &[pg_sys::Oid],
     args: &[pgrx::datum::DatumWithOid],
@@ -234,7 +266,10 @@ pub fn update_kept<'conn>(
             client.prepare_mut(sql, &types)?.keep()
         }
     };
-    let table = client.update(&plan, None, args);
+    // `select` with a plan prepared as mutating runs read-write (read_only = false) without
+    // pgrx's `update`, which would force a transaction id onto every call: a read-only tool
+    // call must stay a read-only transaction (no commit record, no WAL flush).
+    let table = client.select(&plan, None, args);
     PLANS.with(|p| {
         let mut p = p.borrow_mut();
         if p.len() >= MAX_PLANS {

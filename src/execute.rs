@@ -72,7 +72,7 @@ pub fn call(
     let returns_set = cap.returns_set;
     session::run_as_caller(&caller.role, &caller.claims, move || {
         Spi::connect_mut(|client| {
-            let table = session::update_kept(
+            let table = session::run_kept(
                 client,
                 &sql,
                 &[pgrx::pg_sys::JSONBOID, pgrx::pg_sys::INT8OID],

@@ -35,7 +35,7 @@ pub fn audit(event: Value) {
     let outcome = session::in_subtransaction(|| {
         session::as_owner(|| {
             Spi::connect_mut(|client| {
-                session::update_kept(
+                session::run_kept(
                     client,
                     "insert into chumbo.audit_events (trace_id, era, method, capability, principal, outcome, duration_ms, bytes, detail)
                      select e->>'trace_id', e->>'era', e->>'method', e->>'capability', e->>'principal', e->>'outcome',

@@ -252,8 +252,8 @@ thread_local! {
     static PLANS: RefCell<HashMap<String, pgrx::spi::OwnedPreparedStatement>> = RefCell::new(HashMap::new());
 }
 
-/// Runs `sql` (parameters of `types`) through a plan prepared once per backend.
-pub fn update_kept<'conn>(
+/// Runs `sql` (parameters of `types`) through a plan prepared once per backend, read-write.
+pub fn run_kept<'conn>(
     client: &pgrx::spi::SpiClient<'conn>,
     sql: &str,
     types: &[pg_sys::Oid],

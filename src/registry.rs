@@ -72,6 +72,10 @@ pub struct Entry {
 
 pub struct Registry {
     pub version: i64,
+    /// Set when the registry was built inside a transaction that had written something: it may
+    /// reflect that transaction's uncommitted DDL or settings, which a rollback undoes while the
+    /// (non-transactional) version stays, so it is only good within that transaction.
+    built_in: Option<pg_sys::TransactionId>,
     /// chumbo.keys: secrets by name.
     pub keys: HashMap<String, Vec<u8>>,
     pub settings: Settings,
@@ -138,7 +142,11 @@ pub fn current() -> Rc<Registry> {
     if let Some(r) = CACHE.with(|c| {
         c.borrow()
             .as_ref()
-            .filter(|r| r.version == version)
+            .filter(|r| {
+                r.version == version
+                    && r.built_in
+                        .is_none_or(|x| x == unsafe { pg_sys::GetTopTransactionIdIfAny() })
+            })
             .cloned()
     }) {
         return r;
@@ -189,8 +197,10 @@ fn build(version: i64) -> Registry {
             .or_default() += 1;
     }
 
+    let xid = unsafe { pg_sys::GetTopTransactionIdIfAny() };
     let mut registry = Registry {
         version,
+        built_in: (xid != pg_sys::InvalidTransactionId).then_some(xid),
         keys,
         settings,
         settings_error,

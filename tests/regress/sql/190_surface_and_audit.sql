@@ -53,3 +53,13 @@ set local role authenticated;
 select count(*) from chumbo.audit_events;
 \set ON_ERROR_STOP 1
 rollback;
+-- a read-only call's audit row does not make the transaction wait for a WAL flush; a call that
+-- wrote application data keeps synchronous commit
+begin;
+select chumbo.handle('{"jsonrpc":"2.0","id":7,"method":"tools/list"}', :'alice') is not null as listed;
+select current_setting('synchronous_commit') as after_read_only_call;
+rollback;
+begin;
+select chumbo.handle('{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"rename_project","arguments":{"project_id":"a1000000-0000-4000-8000-000000000001","name":"Renamed"}}}', :'alice') #> '{result,isError}' as is_error;
+select current_setting('synchronous_commit') as after_write;
+rollback;

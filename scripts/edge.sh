@@ -53,7 +53,8 @@ start() {
     >"$LOGFILE" 2>&1 </dev/null &
   echo $! >"$PIDFILE"
   for _ in $(seq 300); do   # 60 s: a cold Deno cache downloads postgres.js first
-    if curl -fsS -o /dev/null "http://127.0.0.1:$PORT/.well-known/oauth-protected-resource" 2>/dev/null; then
+    # the function-local metadata URL: served whatever CHUMBO_PUBLIC_URL's path is
+    if curl -fsS -o /dev/null "http://127.0.0.1:$PORT/functions/v1/mcp/.well-known/oauth-protected-resource" 2>/dev/null; then
       echo "MCP_URL=$CHUMBO_PUBLIC_URL"
       return 0
     fi

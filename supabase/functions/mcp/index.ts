@@ -1,15 +1,19 @@
 // chumbo's HTTP edge: a Supabase Edge Function (Deno) in front of the chumbo extension.
 //
 // It is deliberately small and stateless. It terminates HTTP, serves OAuth protected-resource
-// metadata (RFC 9728), answers CORS preflights, rejects bad Origin/Host (403) and oversized
-// bodies (413), and forwards every POST as ONE SQL call, `select chumbo.http($1)`, over a small
-// connection pool. All protocol decisions (token verification, 401/403 challenges, JSON-RPC
+// metadata (RFC 9728), answers CORS preflights, rejects bad Origin/Host (403), oversized bodies
+// (413) and bodies that do not arrive in time (408), and forwards every POST as ONE SQL call,
+// `select chumbo.http($1)`, over a small connection pool; when the client goes away the SQL call
+// is cancelled. All protocol decisions (token verification, 401/403 challenges, JSON-RPC
 // errors, status codes) are made by the extension inside Postgres; the edge only frames the
 // answer: SSE when the database returned events (log/progress notifications), JSON otherwise.
 // The one long-lived thing it holds is a `subscriptions/listen` stream (MCP 2026-07-28): the
-// database acknowledges it (`listen` in its answer), and the edge keeps the SSE response open,
-// turning NOTIFYs on channel `chumbo_capabilities` (chumbo's DDL/COMMENT/GRANT event trigger) into
-// the list-changed notifications the subscriber asked for, over ONE shared LISTEN connection.
+// database acknowledges it (`listen` in its answer), and the edge keeps the SSE response open.
+// A NOTIFY on channel `chumbo_capabilities` (ONE shared LISTEN connection) is only a hint, since
+// any role may NOTIFY: on one, the edge re-sends each stream's own listen request through
+// chumbo.http and passes on list-changed notifications only when the database's capability
+// version moved; a refused re-check (token expired, role revoked) ends the stream, and so does the
+// re-check at the token's expiry. At most `max_streams` streams per principal (429 beyond).
 //
 // Configuration (environment):
 //   DATABASE_URL                  login role chumbo_edge (rights from `select chumbo.grant_edge('chumbo_edge')`)
@@ -22,9 +26,13 @@
 //                                 the one form that is reachable behind the Supabase gateway)
 //   CHUMBO_ALLOWED_HOSTS          comma-separated Host names (default: localhost, 127.0.0.1, [::1]
 //                                 and the host of CHUMBO_PUBLIC_URL; "*" disables the check)
-//   CHUMBO_ALLOWED_ORIGINS        comma-separated origins browsers may call from (default: any
-//                                 origin whose host is an allowed host; "*" allows every origin)
+//   CHUMBO_ALLOWED_ORIGINS        comma-separated origins (scheme://host[:port]) browsers may call
+//                                 from, besides the origin of CHUMBO_PUBLIC_URL; "*" allows every
+//                                 origin. Compared exactly: another port or scheme is another origin.
 //   CHUMBO_MAX_BODY_BYTES         request body limit (default 4 MiB)
+//   CHUMBO_BODY_TIMEOUT_MS        the whole body must arrive within this time after the headers
+//                                 (default 10000), else 408. (Deno.serve has no header-read timeout;
+//                                 see README.md.)
 //   CHUMBO_MODE                   "direct" (default): SQL over DATABASE_URL.
 //                                 "postgrest": POST to ${SUPABASE_URL}/rest/v1/rpc/mcp with the
 //                                 caller's Authorization and SUPABASE_ANON_KEY as apikey
@@ -32,7 +40,9 @@
 //   CHUMBO_JWKS_URL               the issuer's JWKS (default ${SUPABASE_URL}/auth/v1/.well-known/jwks.json
 //                                 when SUPABASE_URL is set): the edge carries it to the database with
 //                                 chumbo.set_jwks() on the first request, hourly, and when a token names
-//                                 a key id it has not seen (at most every 30 s). Direct mode only.
+//                                 a key id it has not seen (at most every CHUMBO_JWKS_MIN_REFRESH_MS,
+//                                 default 30000). Direct mode only; needs
+//                                 `select chumbo.grant_edge('chumbo_edge', jwks_courier => true)`.
 //   CHUMBO_DB_POOL                pool size (default 8)
 //   CHUMBO_DB_PREPARE             "false" behind a transaction pooler without prepared-statement
 //                                 support (pgbouncer < 1.21); default true
@@ -59,8 +69,19 @@ const SCOPES = list(env("CHUMBO_SCOPES_SUPPORTED"));
 const ALLOWED_HOSTS = new Set(
   list(env("CHUMBO_ALLOWED_HOSTS") ?? `localhost,127.0.0.1,[::1],${PUBLIC.hostname}`).map((h) => h.toLowerCase()),
 );
-const ALLOWED_ORIGINS = env("CHUMBO_ALLOWED_ORIGINS") ? new Set(list(env("CHUMBO_ALLOWED_ORIGINS"))) : null;
+/** An origin in its serialized form (lowercase scheme and host, default port dropped), or null. */
+function canonicalOrigin(origin: string): string | null {
+  try {
+    const o = new URL(origin).origin;
+    return o === "null" ? null : o;
+  } catch {
+    return null;
+  }
+}
+const ANY_ORIGIN = list(env("CHUMBO_ALLOWED_ORIGINS")).includes("*");
+const ALLOWED_ORIGINS = new Set([PUBLIC.origin, ...list(env("CHUMBO_ALLOWED_ORIGINS")).map(canonicalOrigin)]);
 const MAX_BODY = Number(env("CHUMBO_MAX_BODY_BYTES") ?? 4 * 1024 * 1024);
+const BODY_TIMEOUT_MS = Number(env("CHUMBO_BODY_TIMEOUT_MS") ?? 10000);
 const MODE = env("CHUMBO_MODE") ?? "direct";
 const KEEPALIVE_MS = Number(env("CHUMBO_KEEPALIVE_MS") ?? 15000);
 const CLIENT_IP_HEADER = env("CHUMBO_CLIENT_IP_HEADER")?.toLowerCase();
@@ -68,8 +89,16 @@ const CLIENT_IP_HEADER = env("CHUMBO_CLIENT_IP_HEADER")?.toLowerCase();
 // The function answers at /functions/v1/mcp (local dev, the URL clients use) and at /mcp (what
 // the Supabase gateway hands the function after stripping /functions/v1).
 const MCP_PATHS = new Set([PUBLIC.pathname, "/functions/v1/mcp", "/mcp"]);
+// Protected-resource metadata names ONE resource, CHUMBO_PUBLIC_URL. RFC 9728 §3.3: metadata
+// fetched from a well-known URL must name the resource that URL was derived from, so the
+// path-inserted form exists only for the public URL's path, and the root form only when the MCP
+// URL is the origin itself. The function-local form (…/mcp/.well-known/…) is what 401 challenges
+// point to (resource_metadata), the one the Supabase gateway routes to the function.
 const WELL_KNOWN = "/.well-known/oauth-protected-resource";
-const PRM_PATHS = new Set([WELL_KNOWN, ...[...MCP_PATHS].flatMap((p) => [WELL_KNOWN + p, p + WELL_KNOWN])]);
+const PRM_PATHS = new Set([
+  PUBLIC.pathname === "/" ? WELL_KNOWN : WELL_KNOWN + PUBLIC.pathname,
+  ...[...MCP_PATHS].map((p) => p.replace(/\/$/, "") + WELL_KNOWN),
+]);
 
 const ALLOW_HEADERS = [
   "authorization",
@@ -96,6 +125,7 @@ const sql = MODE === "direct"
 // JWKS courier: the database verifies tokens, the edge only keeps its copy of the keys current.
 // The kid is read from the (unverified) token header just to notice a rotated key early.
 const JWKS_URL = env("CHUMBO_JWKS_URL") ?? (SUPABASE_URL && `${SUPABASE_URL}/auth/v1/.well-known/jwks.json`);
+const JWKS_MIN_REFRESH_MS = Number(env("CHUMBO_JWKS_MIN_REFRESH_MS") ?? 30000);
 let jwks = { kids: new Set<string>(), at: 0, pending: null as Promise<void> | null };
 
 function tokenKid(authorization: string | null): string | null {
@@ -111,14 +141,21 @@ async function refreshJwks(authorization: string | null) {
   if (!JWKS_URL || !sql) return;
   const kid = tokenKid(authorization);
   const age = Date.now() - jwks.at;
-  if (age < 3600_000 && (kid === null || jwks.kids.has(kid) || age < 30_000)) return;
+  if (age < 3600_000 && (kid === null || jwks.kids.has(kid) || age < JWKS_MIN_REFRESH_MS)) return;
   jwks.pending ??= (async () => {
     try {
       const set = await (await fetch(JWKS_URL)).json();
       await sql`select chumbo.set_jwks(${sql.json(set)}::jsonb)`;
       jwks = { kids: new Set(set.keys.map((k: { kid?: string }) => k.kid)), at: Date.now(), pending: null };
     } catch (e) {
-      console.error(`chumbo-edge: JWKS refresh from ${JWKS_URL} failed:`, e);
+      // Never fatal: the request goes on, and the database judges the token with the keys it has.
+      const refused = (e as { code?: string })?.code === "42501";
+      console.error(
+        refused
+          ? "chumbo-edge: the database refused chumbo.set_jwks (grant it: select chumbo.grant_edge('<edge role>', jwks_courier => true))"
+          : `chumbo-edge: JWKS refresh from ${JWKS_URL} failed:`,
+        refused ? "" : e,
+      );
       jwks = { ...jwks, at: Date.now(), pending: null };
     }
   })();
@@ -144,15 +181,13 @@ function hostAllowed(req: Request): boolean {
   }
 }
 
+/** Exact origin match (scheme, host and port): a page on another port of the same host is
+ * another origin, and may be anything. "null" and other opaque origins never match a list. */
 function originAllowed(origin: string | null): boolean {
   if (origin === null) return true; // not a browser: DNS rebinding needs one
-  if (origin === PUBLIC.origin) return true;
-  if (ALLOWED_ORIGINS) return ALLOWED_ORIGINS.has("*") || ALLOWED_ORIGINS.has(origin);
-  try {
-    return ALLOWED_HOSTS.has("*") || ALLOWED_HOSTS.has(new URL(origin).hostname.toLowerCase());
-  } catch {
-    return false; // "null" and other opaque origins
-  }
+  if (ANY_ORIGIN) return true;
+  const o = canonicalOrigin(origin);
+  return o !== null && ALLOWED_ORIGINS.has(o);
 }
 
 function cors(origin: string | null, h = new Headers()): Headers {
@@ -186,15 +221,27 @@ function protectedResourceMetadata(): Response {
   return json(200, meta, { "access-control-allow-origin": "*", "cache-control": "public, max-age=300" });
 }
 
-/** The body as text, or null when it is larger than the limit. */
-async function readBody(req: Request): Promise<string | null> {
-  if (Number(req.headers.get("content-length") ?? 0) > MAX_BODY) return null;
+/** The body as text; "too large" beyond the limit, "timeout" when it is not complete in time. */
+async function readBody(req: Request): Promise<string | "too large" | "timeout"> {
+  if (Number(req.headers.get("content-length") ?? 0) > MAX_BODY) return "too large";
+  const reader = req.body?.getReader();
+  if (!reader) return "";
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<"timeout">((r) => (timer = setTimeout(() => r("timeout"), BODY_TIMEOUT_MS)));
   const chunks: Uint8Array[] = [];
   let size = 0;
-  for await (const chunk of req.body ?? []) {
-    size += chunk.length;
-    if (size > MAX_BODY) return null;
-    chunks.push(chunk);
+  try {
+    for (;;) {
+      const next = await Promise.race([reader.read(), deadline]);
+      if (next === "timeout") return "timeout";
+      if (next.done) break;
+      size += next.value.length;
+      if (size > MAX_BODY) return "too large";
+      chunks.push(next.value);
+    }
+  } finally {
+    clearTimeout(timer);
+    reader.cancel().catch(() => {}); // a no-op after the end; else stop reading
   }
   const all = new Uint8Array(size);
   let at = 0;
@@ -202,7 +249,17 @@ async function readBody(req: Request): Promise<string | null> {
   return new TextDecoder().decode(all);
 }
 
-type Listen = { id: string | number; notifications: Record<string, boolean> };
+// What the database says about an acknowledged listen request. principal, version, expires_at and
+// max_streams come from newer chumbo builds; without them the edge falls back to forwarding every
+// NOTIFY and no per-principal bound.
+type Listen = {
+  id: string | number;
+  notifications: Record<string, boolean>;
+  principal?: string; // opaque digest of who is listening
+  version?: number; // the capability version this principal sees
+  expires_at?: number | null; // unix seconds: the token's end, when the stream must be re-checked
+  max_streams?: number; // open streams allowed per principal
+};
 type HttpResult = {
   status: number;
   headers?: Record<string, string>;
@@ -210,15 +267,30 @@ type HttpResult = {
   events?: unknown[];
   listen?: Listen;
 };
+type HttpRequest = { [k: string]: string | Record<string, string> | undefined };
 
-async function forwardDirect(req: Request, path: string, body: string, client?: string): Promise<HttpResult> {
+/** The request as chumbo.http takes it. */
+function httpRequest(req: Request, path: string, body: string, client?: string): HttpRequest {
   const headers: Record<string, string> = {};
   req.headers.forEach((v, k) => (headers[k.toLowerCase()] = v)); // Headers already lowercases
   delete headers["cookie"]; // never needed, keep it out of the database
-  const request = { method: req.method, path, headers, body, resource: PUBLIC_URL, resource_metadata: PRM_URL, client };
+  return { method: req.method, path, headers, body, resource: PUBLIC_URL, resource_metadata: PRM_URL, client };
+}
+
+/** One chumbo.http call. When `signal` aborts (the HTTP client went away), the running SQL is
+ * cancelled (a protocol-level cancel request, so it works through pgbouncer too). */
+async function callHttp(request: HttpRequest, signal?: AbortSignal): Promise<HttpResult> {
   // sql.json: postgres.js serializes the object once (a JSON string would become a jsonb string).
-  const [row] = await sql!`select chumbo.http(${sql!.json(request)}::jsonb) as r`;
-  return row.r as HttpResult;
+  const query = sql!`select chumbo.http(${sql!.json(request)}::jsonb) as r`;
+  const cancel = () => query.cancel();
+  signal?.addEventListener("abort", cancel, { once: true });
+  try {
+    if (signal?.aborted) cancel();
+    const [row] = await query;
+    return row.r as HttpResult;
+  } finally {
+    signal?.removeEventListener("abort", cancel);
+  }
 }
 
 // Supabase-hosted alternative: PostgREST runs chumbo.mcp(body) as the role from the caller's JWT.
@@ -251,17 +323,27 @@ function sseHeaders(h: Headers): Headers {
   return h;
 }
 
-// ---- subscriptions/listen: long-lived SSE streams fed by LISTEN chumbo_capabilities -------------
+// ---- subscriptions/listen: long-lived SSE streams, re-checked against the database ---------------
 const LIST_CHANGED: Record<string, string> = {
   toolsListChanged: "notifications/tools/list_changed",
   promptsListChanged: "notifications/prompts/list_changed",
   resourcesListChanged: "notifications/resources/list_changed",
 };
 const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
-type Subscriber = { listen: Listen; send: (chunk: string) => void; end: (last?: unknown) => void };
+const LISTEN_RETRY_AFTER_S = 30;
+type Subscriber = {
+  listen: Listen; // the database's latest word on this stream
+  request: HttpRequest; // the original listen request, re-sent on every re-check
+  send: (chunk: string) => void;
+  end: (last?: unknown) => void;
+  checking?: Promise<void>;
+  again?: boolean;
+  expiry?: ReturnType<typeof setTimeout>;
+};
 const subscribers = new Set<Subscriber>();
 let listening: Promise<unknown> | null = null;
 let fanout: ReturnType<typeof setTimeout> | undefined;
+let hints = 0; // NOTIFYs seen so far: a stream whose acknowledgement raced one is re-checked at once
 let listenSql: ReturnType<typeof postgres> | undefined;
 
 /** One LISTEN connection for all streams (postgres.js reconnects and re-listens on its own). */
@@ -273,16 +355,12 @@ function ensureListening(): Promise<unknown> {
     }))
     : sql!;
   listening ??= listener.listen("chumbo_capabilities", () => {
-    // One DDL transaction may NOTIFY several times (create, comment, grant): one round of
-    // notifications per burst.
+    // Anyone may NOTIFY this channel: it is a hint to re-check, never a change by itself. One
+    // DDL transaction may NOTIFY several times (create, comment, grant): one round per burst.
+    hints++;
     fanout ??= setTimeout(() => {
       fanout = undefined;
-      for (const s of subscribers) {
-        for (const [flag, method] of Object.entries(LIST_CHANGED)) {
-          if (s.listen.notifications[flag] !== true) continue;
-          s.send(frame({ jsonrpc: "2.0", method, params: { _meta: { [SUBSCRIPTION_ID]: s.listen.id } } }));
-        }
-      }
+      for (const s of subscribers) void recheck(s);
     }, 25);
   }).catch((e) => {
     listening = null;
@@ -291,21 +369,98 @@ function ensureListening(): Promise<unknown> {
   return listening;
 }
 
-async function listenStream(result: HttpResult, origin: string | null): Promise<Response> {
-  await ensureListening(); // before the acknowledgement: no change after it may be missed
+/** Ask the database again with the stream's own request (same token, same body). Refused: the
+ * stream ends with the database's error for the listen id. Accepted: list-changed notifications
+ * go out only if the capability version moved. Calls for one stream never overlap. */
+function recheck(s: Subscriber): Promise<void> {
+  if (s.checking) {
+    s.again = true;
+    return s.checking;
+  }
+  s.checking = (async () => {
+    do {
+      s.again = false;
+      let result: HttpResult;
+      try {
+        result = await callHttp(s.request);
+      } catch (e) {
+        const trace = crypto.randomUUID();
+        console.error(`chumbo-edge ${trace}: listen re-check failed:`, e);
+        result = { status: 503, body: { error: { code: -32603, message: `Service unavailable (trace ${trace})` } } };
+      }
+      if (!subscribers.has(s)) return;
+      if (result.status !== 200 || !result.listen) {
+        s.end(listenEnded(s.listen.id, result));
+        return;
+      }
+      const before = s.listen.version;
+      s.listen = { ...result.listen, id: s.listen.id };
+      if (before === undefined || before !== result.listen.version) {
+        for (const [flag, method] of Object.entries(LIST_CHANGED)) {
+          if (s.listen.notifications[flag] !== true) continue;
+          s.send(frame({ jsonrpc: "2.0", method, params: { _meta: { [SUBSCRIPTION_ID]: s.listen.id } } }));
+        }
+      }
+      scheduleExpiry(s);
+    } while (s.again);
+  })().finally(() => (s.checking = undefined));
+  return s.checking;
+}
+
+/** The final message of a stream the database no longer accepts: its JSON-RPC error for the
+ * listen id when it gave one (401 for an expired token, 403, 429, ...), else a generic one. */
+function listenEnded(id: string | number, result: HttpResult): unknown {
+  const err = (result.body as { error?: { code?: unknown; message?: unknown } } | null)?.error;
+  return {
+    jsonrpc: "2.0",
+    id,
+    error: typeof err?.code === "number" && typeof err.message === "string"
+      ? err
+      : { code: -32603, message: `Subscription ended: the server no longer accepts it (HTTP ${result.status})` },
+  };
+}
+
+/** At the token's expiry, re-check: the database refuses an expired token, and the stream ends.
+ * (If it still accepts it, e.g. within a clock-skew leeway, look again a little later.) */
+function scheduleExpiry(s: Subscriber) {
+  clearTimeout(s.expiry);
+  const at = s.listen.expires_at;
+  if (typeof at !== "number") return;
+  const wait = at * 1000 - Date.now();
+  s.expiry = setTimeout(() => void recheck(s), wait > 0 ? Math.min(wait + 250, 2 ** 31 - 1) : 2000);
+}
+
+function listenStream(result: HttpResult, request: HttpRequest, hintsBefore: number, origin: string | null): Response {
   const listen = result.listen!;
+  // At most max_streams open streams per principal; the ones already open are not touched.
+  if (listen.principal !== undefined && typeof listen.max_streams === "number") {
+    let open = 0;
+    for (const s of subscribers) if (s.listen.principal === listen.principal) open++;
+    if (open >= listen.max_streams) {
+      const h = cors(origin, new Headers({ "retry-after": String(LISTEN_RETRY_AFTER_S) }));
+      h.set("content-type", "application/json");
+      const error = {
+        code: -32600,
+        message: `Too many open subscriptions: at most ${listen.max_streams} listen streams per principal`,
+      };
+      return new Response(JSON.stringify({ jsonrpc: "2.0", id: listen.id, error }), { status: 429, headers: h });
+    }
+  }
   const enc = new TextEncoder();
   let sub: Subscriber;
   let keepalive: ReturnType<typeof setInterval> | undefined;
   const stop = () => {
     clearInterval(keepalive);
+    clearTimeout(sub.expiry);
     subscribers.delete(sub);
   };
+  // start() runs synchronously here: the stream counts against max_streams before any await.
   const stream = new ReadableStream<Uint8Array>({
     start(controller) {
       let open = true;
       sub = {
         listen,
+        request,
         send(chunk) {
           if (!open) return;
           try {
@@ -327,6 +482,8 @@ async function listenStream(result: HttpResult, origin: string | null): Promise<
       for (const e of result.events ?? []) sub.send(frame(e)); // the acknowledgement first
       subscribers.add(sub);
       keepalive = setInterval(() => sub.send(": keepalive\n\n"), KEEPALIVE_MS);
+      scheduleExpiry(sub);
+      if (hints !== hintsBefore) void recheck(sub);
     },
     cancel() {
       stop(); // the client disconnected
@@ -409,22 +566,38 @@ export async function handler(req: Request, info?: Deno.ServeHandlerInfo): Promi
   }
 
   const body = await readBody(req);
-  if (body === null) return rpcError(413, `Request body larger than ${MAX_BODY} bytes`);
+  if (body === "too large") return rpcError(413, `Request body larger than ${MAX_BODY} bytes`);
+  if (body === "timeout") {
+    // Connection: close, so the socket ends as soon as the client stops sending (Deno.serve cannot
+    // drop a connection whose request body is still open; see README.md).
+    const r = rpcError(408, `Request body not received within ${BODY_TIMEOUT_MS} ms`);
+    r.headers.set("connection", "close");
+    return r;
+  }
   // jsonb cannot hold U+0000, and JSON text never contains a raw NUL: not JSON, answer as the server would.
   if (body.includes("\0")) return rpcError(400, "Parse error", -32700);
   try {
-    if (MODE === "direct") await refreshJwks(req.headers.get("authorization"));
-    const result = MODE === "postgrest"
-      ? await forwardPostgrest(req, body)
-      : await forwardDirect(req, path, body, clientAddress(req, info));
-    if (result.listen && sql) return await listenStream(result, origin);
+    if (MODE === "postgrest") return respond(await forwardPostgrest(req, body), origin);
+    await refreshJwks(req.headers.get("authorization"));
+    const request = httpRequest(req, path, body, clientAddress(req, info));
+    if (isListen(body)) await ensureListening(); // before the acknowledgement: no change after it may be missed
+    const hintsBefore = hints;
+    const result = await callHttp(request, req.signal);
+    if (result.listen) return listenStream(result, request, hintsBefore, origin);
     return respond(result, origin);
   } catch (e) {
+    if (req.signal.aborted) {
+      console.error(`chumbo-edge: the client went away; its SQL call was cancelled (${(e as Error)?.message})`);
+      return new Response(null, { status: 499 });
+    }
     const trace = crypto.randomUUID();
     console.error(`chumbo-edge ${trace}:`, e);
     return rpcError(503, `Service unavailable (trace ${trace})`, -32603);
   }
 }
+
+/** Cheap pre-check (the database decides): may this body be a subscriptions/listen request? */
+const isListen = (body: string) => body.includes("subscriptions/listen");
 
 const listen = list(env("CHUMBO_LISTEN"));
 if (listen.length) {

@@ -5,7 +5,11 @@
 #   2. starts the edge on 127.0.0.1/::1:$E2E_PORT (default 54361), mints tokens
 #   3. node --test ts/clients.test.mjs (SDK 1.32, legacy era), pytest py/ (mcp 2.3.0: legacy and auto,
 #      which must land on 2026-07-28), node --test ts/modern.test.mjs (client 2.4.0 on 2026-07-28,
-#      subscriptions/listen fed by a COMMENT through psql), node --test ts/concurrency.test.mjs
+#      subscriptions/listen fed by a COMMENT through psql), ts/state.test.mjs, ts/edge_security.test.mjs
+#      (the edge's own guarantees: Origin, RFC 9728 paths, 408, cancellation, listen re-checks, JWKS
+#      courier on a new kid, SSE framing, CHUMBO_CLIENT_IP_HEADER; it starts edges of its own on
+#      $E2E_AUX_EDGE_PORT and a JWKS server on $E2E_AUX_JWKS_PORT, and uses database chumbo_e2e_public
+#      in auth_mode public), node --test ts/concurrency.test.mjs
 #   4. starts pgbouncer (transaction pooling, as user postgres, temp dir) and a second edge behind
 #      it, and runs the concurrency test again through it
 #      The database's JWKS is removed first and that edge gets CHUMBO_JWKS_URL (a local static
@@ -30,6 +34,7 @@ cleanup() {
   CHUMBO_EDGE_ID=e2e-edge "$ROOT/scripts/edge.sh" stop || true
   CHUMBO_EDGE_ID=e2e-edge-pgbouncer "$ROOT/scripts/edge.sh" stop || true
   CHUMBO_EDGE_ID=e2e-edge-shutdown "$ROOT/scripts/edge.sh" stop || true
+  CHUMBO_EDGE_ID=e2e-edge-aux "$ROOT/scripts/edge.sh" stop || true
   [[ -n "$JWKS_PID" ]] && kill "$JWKS_PID" 2>/dev/null || true
   if [[ -n "$PGB_DIR" ]]; then
     [[ -f "$PGB_DIR/pgbouncer.pid" ]] && kill "$(cat "$PGB_DIR/pgbouncer.pid")" 2>/dev/null || true
@@ -60,6 +65,17 @@ fi
 "$ROOT/scripts/load-db.sh" "$PGPORT" "$DB" app --edge
 EDGE_PW="$(cat "$STATE/edge-password")"
 "$ROOT/scripts/dev-auth.sh" "postgres://postgres@127.0.0.1:$PGPORT/$DB"
+# The edges here carry the JWKS (chumbo.set_jwks): grant_edge hands that out only when asked.
+# (Builds before the jwks_courier parameter granted set_jwks with the rest.)
+if [[ "$(psql_at "$PGPORT" "$DB" -At -c "select count(*) from pg_proc where proname = 'grant_edge' and 'jwks_courier' = any(proargnames)")" != 0 ]]; then
+  psql_at "$PGPORT" "$DB" -c "select chumbo.grant_edge('chumbo_edge', jwks_courier => true)" >/dev/null
+fi
+# A second database in auth_mode public, for the anonymous rate-limit buckets (edge_security).
+PUBLIC_DB=chumbo_e2e_public
+"$ROOT/scripts/load-db.sh" "$PGPORT" "$PUBLIC_DB" conformance --edge
+export E2E_PUBLIC_DATABASE_URL="postgres://postgres@127.0.0.1:$PGPORT/$PUBLIC_DB"
+export E2E_PUBLIC_EDGE_DATABASE_URL="postgres://chumbo_edge:$EDGE_PW@127.0.0.1:$PGPORT/$PUBLIC_DB"
+export E2E_AUX_EDGE_PORT="${E2E_AUX_EDGE_PORT:-54368}" E2E_AUX_JWKS_PORT="${E2E_AUX_JWKS_PORT:-54369}"
 
 # mint_env PORT: the variables the test files read, for the edge on PORT.
 mint_env() {
@@ -86,6 +102,7 @@ suite "typescript client" node --test --test-reporter=spec ts/clients.test.mjs
 suite "python client" "$VENV/bin/python" -m pytest -q -p no:cacheprovider py
 suite "typescript client 2.4 (2026-07-28, listen)" node --test --test-reporter=spec ts/modern.test.mjs
 suite "state, limits, sandboxes (typescript)" node --test --test-reporter=spec ts/state.test.mjs
+suite "edge security (typescript)" node --test --test-reporter=spec ts/edge_security.test.mjs
 suite "concurrency (edge -> postgres)" env E2E_LABEL="edge -> postgres" node --test --test-reporter=spec ts/concurrency.test.mjs
 
 # 4. pgbouncer between a second edge and Postgres. pgbouncer 1.18 (Debian 12) has no

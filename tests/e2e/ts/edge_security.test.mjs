@@ -1,0 +1,526 @@
+// The edge's own guarantees (security issue 9, edge tests of issue 15), against the real edge,
+// the real database and raw HTTP where the SDKs would hide the behaviour:
+//   Origin compared exactly; RFC 9728 metadata only where its `resource` is right; 408 for a body
+//   that does not arrive; the SQL call cancelled when the client goes away; listen streams that a
+//   spoofed NOTIFY cannot reach, that end with their token, bounded per principal, and that forget
+//   a client that left; the JWKS courier on an unknown key id; SSE framing of a tool's log and
+//   progress events; CHUMBO_CLIENT_IP_HEADER as the anonymous rate-limit bucket.
+// Run through tests/e2e/run.sh (it exports the URLs, tokens and ports used here).
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { createServer } from "node:http";
+import net from "node:net";
+import { generateKeyPairSync, sign } from "node:crypto";
+import { MCP_URL, post, TOKENS } from "./common.mjs";
+
+const DB_URL = process.env.E2E_DATABASE_URL; // superuser, e2e database
+const EDGE_DB_URL = process.env.E2E_EDGE_DATABASE_URL; // chumbo_edge, e2e database
+const PUBLIC_DB_URL = process.env.E2E_PUBLIC_DATABASE_URL; // superuser, a public-mode database
+const PUBLIC_EDGE_DB_URL = process.env.E2E_PUBLIC_EDGE_DATABASE_URL;
+const AUX_PORT = Number(process.env.E2E_AUX_EDGE_PORT ?? 54368); // edges with a configuration of their own
+const AUX_JWKS_PORT = Number(process.env.E2E_AUX_JWKS_PORT ?? 54369);
+const ROOT = new URL("../../../", import.meta.url).pathname;
+const MCP = new URL(MCP_URL);
+const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function psql(sql, url = DB_URL) {
+  const r = spawnSync("psql", ["-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", url], { input: sql, encoding: "utf8" });
+  assert.equal(r.status, 0, r.stderr);
+  return r.stdout.trim();
+}
+
+/** An edge of its own on AUX_PORT (scripts/edge.sh), with extra environment. */
+function auxEdge(env) {
+  const run = (cmd) => {
+    const r = spawnSync("bash", [`${ROOT}scripts/edge.sh`, cmd], {
+      env: {
+        ...process.env,
+        CHUMBO_EDGE_ID: "e2e-edge-aux",
+        CHUMBO_PORT: String(AUX_PORT),
+        CHUMBO_PUBLIC_URL: "",
+        EDGE_DATABASE_URL: EDGE_DB_URL,
+        ...env,
+      },
+      encoding: "utf8",
+    });
+    assert.equal(r.status, 0, `edge.sh ${cmd}: ${r.stderr}`);
+  };
+  run("start");
+  return { url: env.CHUMBO_PUBLIC_URL || `http://localhost:${AUX_PORT}/functions/v1/mcp`, stop: () => run("stop") };
+}
+
+const PING = { jsonrpc: "2.0", id: 1, method: "ping" };
+function ping(url, { token, headers = {} } = {}) {
+  return fetch(url, {
+    method: "POST",
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2025-11-25",
+      ...(token ? { authorization: `Bearer ${token}` } : {}),
+      ...headers,
+    },
+    body: JSON.stringify(PING),
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+describe("Origin is compared exactly (scheme, host, port)", () => {
+  const port = Number(MCP.port);
+  for (
+    const [origin, allowed] of [
+      [MCP.origin, true],
+      [`http://localhost:${port + 1}`, false], // same host, other port: another site
+      [`https://localhost:${port}`, false],
+      [`http://127.0.0.1:${port}`, false], // an allowed Host, but not the public URL's origin
+      ["http://evil.example.com", false],
+      ["null", false],
+    ]
+  ) {
+    test(`${origin} → ${allowed ? "served" : "403"}`, async () => {
+      const res = await ping(MCP_URL, { token: TOKENS.alice, headers: { origin } });
+      await res.body?.cancel();
+      if (allowed) assert.equal(res.status, 200);
+      else assert.equal(res.status, 403);
+      const pre = await fetch(MCP_URL, {
+        method: "OPTIONS",
+        headers: { origin, "access-control-request-method": "POST" },
+      });
+      await pre.body?.cancel();
+      assert.equal(pre.status, allowed ? 204 : 403, "preflight");
+    });
+  }
+
+  test("CHUMBO_ALLOWED_ORIGINS adds exact origins; '*' allows any", async () => {
+    let edge = auxEdge({ CHUMBO_ALLOWED_ORIGINS: "http://app.example.test:8080, https://Other.Example.test" });
+    try {
+      for (
+        const [origin, status] of [
+          ["http://app.example.test:8080", 200],
+          ["https://other.example.test", 200], // compared in canonical form
+          ["http://app.example.test", 403],
+          ["http://app.example.test:8081", 403],
+          [`http://localhost:${AUX_PORT}`, 200], // the public URL's origin is always allowed
+        ]
+      ) {
+        const res = await ping(edge.url, { token: TOKENS.alice, headers: { origin } });
+        await res.body?.cancel();
+        // the tokens' audience is the main edge's URL, so this edge answers 401 to anything that
+        // passed the Origin check
+        assert.equal(res.status === 403 ? 403 : 200, status, `${origin}: ${res.status}`);
+      }
+    } finally {
+      edge.stop();
+    }
+    edge = auxEdge({ CHUMBO_ALLOWED_ORIGINS: "*" });
+    try {
+      const res = await ping(edge.url, { headers: { origin: "http://anything.example:1" } });
+      await res.body?.cancel();
+      assert.notEqual(res.status, 403);
+    } finally {
+      edge.stop();
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+describe("protected-resource metadata follows RFC 9728 §3.3", () => {
+  const get = async (url) => {
+    const res = await fetch(url);
+    return { status: res.status, body: res.status === 200 ? await res.json() : (await res.body?.cancel(), null) };
+  };
+
+  test("MCP URL with a path: path-inserted and function-local forms name it; the root does not exist", async () => {
+    for (const path of [`/.well-known/oauth-protected-resource${MCP.pathname}`, `${MCP.pathname}/.well-known/oauth-protected-resource`]) {
+      const r = await get(new URL(path, MCP));
+      assert.equal(r.status, 200, path);
+      assert.equal(r.body.resource, MCP_URL, path);
+    }
+    // The root URL is derived from the resource http://localhost:PORT, which is not this server.
+    assert.equal((await get(new URL("/.well-known/oauth-protected-resource", MCP))).status, 404);
+    // Nor is http://localhost:PORT/mcp (the gateway's internal path) the resource.
+    assert.equal((await get(new URL("/.well-known/oauth-protected-resource/mcp", MCP))).status, 404);
+  });
+
+  test("MCP URL at the origin's root: the root form names it", async () => {
+    const edge = auxEdge({ CHUMBO_PUBLIC_URL: `http://localhost:${AUX_PORT}/` });
+    try {
+      const r = await get(`http://localhost:${AUX_PORT}/.well-known/oauth-protected-resource`);
+      assert.equal(r.status, 200);
+      assert.equal(r.body.resource, `http://localhost:${AUX_PORT}`);
+    } finally {
+      edge.stop();
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+/** A raw HTTP/1.1 exchange: write `chunks`, collect what comes back until the server closes or `ms`. */
+function rawClient(port) {
+  const sock = net.connect(port, "127.0.0.1");
+  let data = "";
+  let closed = false;
+  sock.setEncoding("latin1");
+  sock.on("data", (d) => (data += d));
+  sock.on("close", () => (closed = true));
+  sock.on("error", () => {});
+  const until = async (pred, ms) => {
+    const end = Date.now() + ms;
+    while (!pred() && Date.now() < end) await sleep(20);
+    return pred();
+  };
+  return { sock, data: () => data, closed: () => closed, until };
+}
+
+describe("slow HTTP clients", () => {
+  test("a body that stalls gets 408 and Connection: close; the socket is not reused", async () => {
+    const edge = auxEdge({ CHUMBO_BODY_TIMEOUT_MS: "1000" });
+    try {
+      const c = rawClient(AUX_PORT);
+      const body = JSON.stringify(PING);
+      c.sock.write(
+        `POST /functions/v1/mcp HTTP/1.1\r\nHost: localhost:${AUX_PORT}\r\ncontent-type: application/json\r\n` +
+          `accept: application/json, text/event-stream\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
+      );
+      // the edge answers on its own, while the client still owes the rest of the body
+      assert.ok(await c.until(() => /\r\n\r\n/.test(c.data()), 10000), `no answer: ${JSON.stringify(c.data())}`);
+      assert.match(c.data(), /^HTTP\/1\.1 408 /);
+      assert.match(c.data(), /\r\nconnection: close\r\n/i);
+      // Deno.serve keeps a socket until the request's declared body is complete (README): once it
+      // is, the connection ends instead of serving the next request on it.
+      c.sock.write(body.slice(5) + `POST /functions/v1/mcp HTTP/1.1\r\nHost: localhost:${AUX_PORT}\r\ncontent-length: 2\r\n\r\n{}`);
+      assert.ok(await c.until(c.closed, 10000), "the connection stays open");
+      assert.equal(c.data().match(/HTTP\/1\.1 /g).length, 1, c.data());
+    } finally {
+      edge.stop();
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+describe("a client that goes away cancels its SQL call", { skip: !DB_URL && "E2E_DATABASE_URL not set" }, () => {
+  before(() =>
+    psql(`create function mcp.slow_sleep(seconds int) returns text language sql
+            as $$ select pg_sleep(seconds)::text || 'slept' $$;
+          comment on function mcp.slow_sleep(int) is 'Sleeps (e2e: cancellation).';
+          revoke execute on function mcp.slow_sleep(int) from public, anon;
+          grant execute on function mcp.slow_sleep(int) to authenticated;`)
+  );
+  after(() => psql("drop function if exists mcp.slow_sleep(int)"));
+
+  const sleeping = () =>
+    psql(`select pid from pg_stat_activity where datname = current_database() and application_name = 'chumbo-edge'
+            and state = 'active' and wait_event = 'PgSleep'`).split("\n").filter(Boolean);
+
+  test("tools/call slow_sleep(20): the backend stops sleeping soon after the client aborts", async () => {
+    const ac = new AbortController();
+    const call = post({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "slow_sleep", arguments: { seconds: 20 } } }, {
+      token: TOKENS.alice,
+    }).then(() => {}, () => {});
+    const fetching = fetch(MCP_URL, {
+      method: "POST",
+      signal: ac.signal,
+      headers: {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "mcp-protocol-version": "2025-11-25",
+        authorization: `Bearer ${TOKENS.alice}`,
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 8, method: "tools/call", params: { name: "slow_sleep", arguments: { seconds: 20 } } }),
+    }).catch(() => {});
+    let pids = [];
+    for (let i = 0; i < 200 && pids.length < 2; i++) {
+      pids = sleeping();
+      if (pids.length < 2) await sleep(50);
+    }
+    assert.equal(pids.length, 2, "both calls are visible in pg_stat_activity");
+    const started = Date.now();
+    ac.abort(); // one client leaves; the other waits for its answer
+    let left = pids;
+    while (left.length > 1 && Date.now() - started < 10000) {
+      await sleep(50);
+      left = sleeping();
+    }
+    assert.equal(left.length, 1, `one backend stopped sleeping within 10 s of the abort (${Date.now() - started} ms)`);
+    await fetching;
+    // the other call, whose client stayed, is untouched: cancel it by the same route (cleanup)
+    psql(`select pg_cancel_backend(${left[0]})`);
+    await call;
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+/** A raw subscriptions/listen stream: messages parsed from the SSE frames as they arrive. */
+async function openListen(token, notifications, id = `listen-${Math.random().toString(36).slice(2)}`) {
+  const ac = new AbortController();
+  const res = await fetch(MCP_URL, {
+    method: "POST",
+    signal: ac.signal,
+    headers: {
+      authorization: `Bearer ${token}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": "subscriptions/listen",
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id,
+      method: "subscriptions/listen",
+      params: {
+        notifications,
+        _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} },
+      },
+    }),
+  });
+  const s = { id, res, status: res.status, text: "", done: false };
+  s.messages = () => [...s.text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]));
+  s.listChanged = () => s.messages().filter((m) => /list_changed$/.test(m.method ?? ""));
+  s.close = async () => {
+    ac.abort();
+    await s.pump?.catch(() => {});
+  };
+  if (res.status !== 200 || !/event-stream/.test(res.headers.get("content-type") ?? "")) {
+    s.text = await res.text();
+    s.done = true;
+    return s;
+  }
+  const reader = res.body.getReader();
+  const dec = new TextDecoder();
+  s.pump = (async () => {
+    try {
+      for (;;) {
+        const r = await reader.read();
+        if (r.done) break;
+        s.text += dec.decode(r.value, { stream: true });
+      }
+    } catch { /* aborted */ }
+    s.done = true;
+  })();
+  s.until = async (pred, ms) => {
+    const end = Date.now() + ms;
+    while (!pred() && Date.now() < end) await sleep(25);
+    return pred();
+  };
+  assert.ok(await s.until(() => s.messages().length >= 1, 5000), "acknowledgement");
+  assert.equal(s.messages()[0].method, "notifications/subscriptions/acknowledged");
+  return s;
+}
+
+function touchListProjects() {
+  psql("select format('comment on function mcp.list_projects is %L', obj_description('mcp.list_projects'::regproc, 'pg_proc')) \\gexec");
+}
+
+describe("subscriptions/listen streams", { skip: !DB_URL && "E2E_DATABASE_URL not set" }, () => {
+  const open = [];
+  after(async () => {
+    for (const s of open) await s.close();
+  });
+  const listen = async (...a) => {
+    const s = await openListen(...a);
+    open.push(s);
+    return s;
+  };
+
+  test("a NOTIFY from any role changes nothing; a real change reaches exactly the kinds asked for", async () => {
+    const s = await listen(TOKENS.alice, { toolsListChanged: true, promptsListChanged: true });
+    // Any role may NOTIFY on any channel: the one chumbo's event trigger uses is no exception.
+    psql("set role authenticated; notify chumbo_capabilities, 'x'; reset role; set role anon; notify chumbo_capabilities, '{}'");
+    // The edge re-checks on a NOTIFY (one chumbo.http call per stream); give it ample time to
+    // (wrongly) pass something on. Any list_changed from here on would come from the spoof.
+    await sleep(1500);
+    assert.deepEqual(s.listChanged(), [], "a spoofed NOTIFY reached the stream");
+    touchListProjects();
+    assert.ok(await s.until(() => s.listChanged().length >= 2, 5000), JSON.stringify(s.messages()));
+    await sleep(500); // anything more would arrive with it
+    const methods = s.listChanged().map((m) => m.method).sort();
+    assert.deepEqual(methods, ["notifications/prompts/list_changed", "notifications/tools/list_changed"]);
+    for (const m of s.listChanged()) assert.equal(m.params._meta[SUBSCRIPTION_ID], s.id);
+    assert.equal(s.done, false, "the stream stays open");
+  });
+
+  test("a stream ends with its token: an error for the listen id once the database refuses the token", async () => {
+    const r = spawnSync("deno", ["run", "-A", `${ROOT}scripts/mint-token.ts`, "alice", "--ttl=2"], {
+      env: { ...process.env, CHUMBO_PUBLIC_URL: MCP_URL },
+      encoding: "utf8",
+    });
+    assert.equal(r.status, 0, r.stderr);
+    const s = await listen(r.stdout.trim(), { toolsListChanged: true });
+    // The token's exp is 2 s away; the database may allow some clock-skew leeway on top.
+    assert.ok(await s.until(() => s.done, 90000), "the stream outlived its token");
+    const last = s.messages().at(-1);
+    assert.equal(last.id, s.id, JSON.stringify(last));
+    assert.equal(typeof last.error?.code, "number", JSON.stringify(last));
+  });
+
+  test("max_streams per principal: one more gets 429 + Retry-After, the others are untouched; a client that leaves frees its slot", async () => {
+    const mine = [];
+    let refused;
+    for (let i = 0; i < 40 && !refused; i++) {
+      const s = await listen(TOKENS.alice, { toolsListChanged: true });
+      if (s.status === 200) mine.push(s);
+      else refused = s;
+    }
+    assert.ok(refused, `no limit after ${mine.length} streams`);
+    assert.equal(refused.status, 429, refused.text);
+    assert.match(refused.res.headers.get("retry-after") ?? "", /^\d+$/);
+    const body = JSON.parse(refused.text);
+    assert.equal(body.id, refused.id);
+    assert.equal(typeof body.error.code, "number");
+    assert.ok(mine.length >= 1);
+
+    // another principal is not affected
+    const bob = await listen(TOKENS.bob, { toolsListChanged: true });
+    assert.equal(bob.status, 200);
+
+    // the open ones still work
+    touchListProjects();
+    for (const s of [...mine, bob]) {
+      assert.ok(await s.until(() => s.listChanged().length >= 1, 5000), `stream ${s.id} got no list_changed`);
+      assert.equal(s.done, false);
+    }
+
+    // One client disconnects: the edge drops it from its subscribers, and its slot is free again.
+    await mine.pop().close();
+    let again;
+    const end = Date.now() + 15000;
+    do {
+      again = await listen(TOKENS.alice, { toolsListChanged: true });
+      if (again.status !== 200) await sleep(200);
+    } while (again.status !== 200 && Date.now() < end);
+    assert.equal(again.status, 200, "the slot of the disconnected stream was never freed");
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+const b64u = (v) => Buffer.from(typeof v === "string" ? v : JSON.stringify(v)).toString("base64url");
+function es256(claims, privateKey, kid) {
+  const input = `${b64u({ alg: "ES256", kid, typ: "JWT" })}.${b64u(claims)}`;
+  return `${input}.${sign("sha256", Buffer.from(input), { key: privateKey, dsaEncoding: "ieee-p1363" }).toString("base64url")}`;
+}
+const claimsOf = (token) => JSON.parse(Buffer.from(token.split(".")[1], "base64url").toString());
+
+describe("JWKS courier", { skip: !DB_URL && "E2E_DATABASE_URL not set" }, () => {
+  let served;
+  let server;
+  let devJwks;
+  before(async () => {
+    const r = spawnSync("deno", ["run", "-A", `${ROOT}scripts/mint-token.ts`, "jwks"], { encoding: "utf8" });
+    assert.equal(r.status, 0, r.stderr);
+    devJwks = JSON.parse(r.stdout);
+    served = devJwks;
+    server = createServer((_req, res) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(served)));
+    await new Promise((ok) => server.listen(AUX_JWKS_PORT, "127.0.0.1", ok));
+  });
+  after(async () => {
+    server?.close();
+    if (devJwks) psql(`select chumbo.configure(jsonb_build_object('jwks', '${JSON.stringify(devJwks)}'::jsonb))`);
+  });
+
+  test("a token whose kid the database does not know makes the edge fetch the JWKS again; the call then succeeds", async () => {
+    const edge = auxEdge({
+      CHUMBO_PUBLIC_URL: MCP_URL, // the tokens' audience
+      CHUMBO_JWKS_URL: `http://127.0.0.1:${AUX_JWKS_PORT}/jwks.json`,
+      CHUMBO_JWKS_MIN_REFRESH_MS: "0", // refresh on an unknown kid right away (default: at most every 30 s)
+    });
+    const url = `http://localhost:${AUX_PORT}${MCP.pathname}`;
+    try {
+      // the edge's first request carries the dev JWKS (known key)
+      let res = await ping(url, { token: TOKENS.alice });
+      await res.body?.cancel();
+      assert.equal(res.status, 200);
+
+      // the issuer rotates: a new key, published at the JWKS URL only
+      const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+      const kid = `rotated-${Date.now()}`;
+      const now = Math.floor(Date.now() / 1000);
+      const token = es256({ ...claimsOf(TOKENS.alice), iat: now, nbf: now, exp: now + 600 }, privateKey, kid);
+      res = await ping(MCP_URL, { token }); // the main edge has no courier: the database does not know the key
+      await res.body?.cancel();
+      assert.equal(res.status, 401, "the database must not know the new key yet");
+
+      served = { keys: [...devJwks.keys, { ...publicKey.export({ format: "jwk" }), kid, alg: "ES256", use: "sig" }] };
+      res = await ping(url, { token });
+      await res.body?.cancel();
+      assert.equal(res.status, 200, "the courier did not fetch the rotated key");
+    } finally {
+      edge.stop();
+    }
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+describe("SSE framing of a tool's log and progress events", { skip: !DB_URL && "E2E_DATABASE_URL not set" }, () => {
+  before(() =>
+    psql(`create function mcp.sse_probe() returns text language plpgsql as $$
+          begin
+            perform chumbo.log('info', '"one"');
+            perform chumbo.progress(1, 3, 'first');
+            perform chumbo.log('warning', '"two"');
+            perform chumbo.progress(2, 3, 'second');
+            perform chumbo.progress(3, 3);
+            return 'done';
+          end $$;
+          comment on function mcp.sse_probe() is 'Logs and reports progress (e2e: SSE framing).';
+          revoke execute on function mcp.sse_probe() from public, anon;
+          grant execute on function mcp.sse_probe() to authenticated;`)
+  );
+  after(() => psql("drop function if exists mcp.sse_probe()"));
+
+  test("events arrive as `event: message` frames, in order, before the response", async () => {
+    const res = await post(
+      { jsonrpc: "2.0", id: 21, method: "tools/call", params: { name: "sse_probe", arguments: {}, _meta: { progressToken: "p-21" } } },
+      { token: TOKENS.alice },
+    );
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get("content-type"), /^text\/event-stream/);
+    const text = await res.text();
+    const frames = text.split("\n\n").filter(Boolean);
+    for (const f of frames) assert.match(f, /^event: message\ndata: [^\n]+$/, JSON.stringify(f));
+    const msgs = frames.map((f) => JSON.parse(f.slice(f.indexOf("data: ") + 6)));
+    const shape = msgs.map((m) =>
+      m.method === "notifications/message"
+        ? `log:${m.params.data}`
+        : m.method === "notifications/progress"
+        ? `progress:${m.params.progressToken}:${m.params.progress}/${m.params.total}`
+        : `response:${m.id}`
+    );
+    assert.deepEqual(shape, ["log:one", "progress:p-21:1/3", "log:two", "progress:p-21:2/3", "progress:p-21:3/3", "response:21"]);
+    assert.match(JSON.stringify(msgs.at(-1).result), /done/);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+describe("CHUMBO_CLIENT_IP_HEADER: its first entry is the anonymous rate-limit bucket", {
+  skip: !PUBLIC_DB_URL && "E2E_PUBLIC_DATABASE_URL not set",
+}, () => {
+  const LIMIT = 3;
+  let edge;
+  before(() => {
+    psql(`select chumbo.configure('{"auth_mode": "public", "rate_limit_per_minute": ${LIMIT}}')`, PUBLIC_DB_URL);
+    edge = auxEdge({ CHUMBO_CLIENT_IP_HEADER: "X-Client-IP", EDGE_DATABASE_URL: PUBLIC_EDGE_DB_URL });
+  });
+  after(() => edge?.stop());
+
+  test("different addresses get separate buckets, the same address shares one", async () => {
+    // The limiter counts per fixed minute: start early in one, so the whole test fits in it.
+    const s = new Date().getSeconds();
+    if (s > 45) await sleep((61 - s) * 1000);
+    const addr = `198.51.100.${Math.floor(Math.random() * 200) + 1}`; // fresh buckets on every run
+    const other = `203.0.113.${Math.floor(Math.random() * 200) + 1}`;
+    const status = async (ip) => {
+      const res = await ping(edge.url, { headers: { "x-client-ip": ip } });
+      await res.body?.cancel();
+      return res.status;
+    };
+    const first = [];
+    for (let i = 0; i < LIMIT; i++) first.push(await status(`${addr}, 10.0.0.${i + 1}`)); // later entries: proxies
+    assert.deepEqual(first, Array(LIMIT).fill(200));
+    assert.equal(await status(addr), 429, "the same first entry shares one bucket");
+    assert.equal(await status(other), 200, "another address has a bucket of its own");
+    // (An edge that ignored the header would put all of these in its peer's one bucket, and an
+    // edge that used the whole header value would give the bare address a bucket of its own.)
+  });
+});

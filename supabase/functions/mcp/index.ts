@@ -360,7 +360,14 @@ function ensureListening(): Promise<unknown> {
     hints++;
     fanout ??= setTimeout(() => {
       fanout = undefined;
-      for (const s of subscribers) void recheck(s);
+      // One principal's streams one after another (the database bounds calls in flight per
+      // principal), different principals in parallel.
+      const byPrincipal = Map.groupBy(subscribers, (s) => s.listen.principal);
+      for (const group of byPrincipal.values()) {
+        void (async () => {
+          for (const s of group) await recheck(s);
+        })();
+      }
     }, 25);
   }).catch((e) => {
     listening = null;
@@ -389,6 +396,13 @@ function recheck(s: Subscriber): Promise<void> {
         result = { status: 503, body: { error: { code: -32603, message: `Service unavailable (trace ${trace})` } } };
       }
       if (!subscribers.has(s)) return;
+      if (result.status === 429) {
+        // Too many calls right now is not a refusal of the stream: ask again when told to.
+        const after = Number(result.headers?.["retry-after"]);
+        clearTimeout(s.expiry);
+        s.expiry = setTimeout(() => void recheck(s), (after > 0 ? Math.min(after, 60) : 1) * 1000);
+        return;
+      }
       if (result.status !== 200 || !result.listen) {
         s.end(listenEnded(s.listen.id, result));
         return;

@@ -92,7 +92,9 @@ mint_env() {
 # ts/modern.test.mjs: owner URL for the COMMENT, and an edge of its own to stop (shutdown test)
 export E2E_DATABASE_URL="postgres://postgres@127.0.0.1:$PGPORT/$DB" E2E_KEEPALIVE_MS=300
 export E2E_EDGE_DATABASE_URL="postgres://chumbo_edge:$EDGE_PW@127.0.0.1:$PGPORT/$DB" E2E_SHUTDOWN_PORT="${E2E_SHUTDOWN_PORT:-54366}"
+# Origins are compared exactly; ts/clients.test.mjs calls as a page of the MCP Inspector would.
 CHUMBO_EDGE_ID=e2e-edge CHUMBO_PORT="$E2E_PORT" CHUMBO_PUBLIC_URL= CHUMBO_KEEPALIVE_MS="$E2E_KEEPALIVE_MS" \
+  CHUMBO_ALLOWED_ORIGINS=http://localhost:6274 \
   EDGE_DATABASE_URL="postgres://chumbo_edge:$EDGE_PW@127.0.0.1:$PGPORT/$DB" "$ROOT/scripts/edge.sh" start
 mint_env "$E2E_PORT"
 
@@ -103,6 +105,10 @@ suite "python client" "$VENV/bin/python" -m pytest -q -p no:cacheprovider py
 suite "typescript client 2.4 (2026-07-28, listen)" node --test --test-reporter=spec ts/modern.test.mjs
 suite "state, limits, sandboxes (typescript)" node --test --test-reporter=spec ts/state.test.mjs
 suite "edge security (typescript)" node --test --test-reporter=spec ts/edge_security.test.mjs
+# The concurrency suite checks isolation under load (32 calls in flight, about 16 per user), not
+# the per-principal in-flight bound (max_in_flight, default 4), which would refuse most of them.
+psql_at "$PGPORT" "$DB" -c "select chumbo.configure('{\"max_in_flight\": 64}')" >/dev/null 2>&1 \
+  || warn "this chumbo has no max_in_flight setting"
 suite "concurrency (edge -> postgres)" env E2E_LABEL="edge -> postgres" node --test --test-reporter=spec ts/concurrency.test.mjs
 
 # 4. pgbouncer between a second edge and Postgres. pgbouncer 1.18 (Debian 12) has no

@@ -582,8 +582,8 @@ export async function handler(req: Request, info?: Deno.ServeHandlerInfo): Promi
   const body = await readBody(req);
   if (body === "too large") return rpcError(413, `Request body larger than ${MAX_BODY} bytes`);
   if (body === "timeout") {
-    // Connection: close, so the socket ends as soon as the client stops sending (Deno.serve cannot
-    // drop a connection whose request body is still open; see README.md).
+    // Connection: close asks the client to go; Deno.serve gives a handler no way to drop the
+    // socket itself (README.md, Slow clients). Nothing is held for this request any more.
     const r = rpcError(408, `Request body not received within ${BODY_TIMEOUT_MS} ms`);
     r.headers.set("connection", "close");
     return r;

@@ -9,6 +9,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import net from "node:net";
 import { generateKeyPairSync, sign } from "node:crypto";
@@ -77,11 +78,18 @@ function ping1(url, { token, headers = {} } = {}) {
 
 // ---------------------------------------------------------------------------------------------
 describe("Origin is compared exactly (scheme, host, port)", () => {
+  // An edge with the default setting (no CHUMBO_ALLOWED_ORIGINS): only the public URL's origin.
+  // Its public URL is MCP_URL (the tokens' audience), while it listens on AUX_PORT.
   const port = Number(MCP.port);
+  const url = `http://localhost:${AUX_PORT}${MCP.pathname}`;
+  let edge;
+  before(() => (edge = auxEdge({ CHUMBO_PUBLIC_URL: MCP_URL })));
+  after(() => edge?.stop());
   for (
     const [origin, allowed] of [
       [MCP.origin, true],
       [`http://localhost:${port + 1}`, false], // same host, other port: another site
+      [`http://localhost:${AUX_PORT}`, false], // even the port this edge listens on, if not the public one
       [`https://localhost:${port}`, false],
       [`http://127.0.0.1:${port}`, false], // an allowed Host, but not the public URL's origin
       ["http://evil.example.com", false],
@@ -89,45 +97,45 @@ describe("Origin is compared exactly (scheme, host, port)", () => {
     ]
   ) {
     test(`${origin} → ${allowed ? "served" : "403"}`, async () => {
-      const res = await ping(MCP_URL, { token: TOKENS.alice, headers: { origin } });
+      const res = await ping(url, { token: TOKENS.alice, headers: { origin } });
       await res.body?.cancel();
-      if (allowed) assert.equal(res.status, 200);
-      else assert.equal(res.status, 403);
-      const pre = await fetch(MCP_URL, {
-        method: "OPTIONS",
-        headers: { origin, "access-control-request-method": "POST" },
-      });
+      assert.equal(res.status, allowed ? 200 : 403);
+      const pre = await fetch(url, { method: "OPTIONS", headers: { origin, "access-control-request-method": "POST" } });
       await pre.body?.cancel();
       assert.equal(pre.status, allowed ? 204 : 403, "preflight");
     });
   }
+});
 
-  test("CHUMBO_ALLOWED_ORIGINS adds exact origins; '*' allows any", async () => {
-    let edge = auxEdge({ CHUMBO_ALLOWED_ORIGINS: "http://app.example.test:8080, https://Other.Example.test" });
+describe("CHUMBO_ALLOWED_ORIGINS", () => {
+  const url = `http://localhost:${AUX_PORT}${MCP.pathname}`;
+  test("adds exact origins (compared in canonical form); '*' allows any", async () => {
+    let edge = auxEdge({
+      CHUMBO_PUBLIC_URL: MCP_URL,
+      CHUMBO_ALLOWED_ORIGINS: "http://app.example.test:8080, https://Other.Example.test",
+    });
     try {
       for (
         const [origin, status] of [
           ["http://app.example.test:8080", 200],
-          ["https://other.example.test", 200], // compared in canonical form
+          ["https://other.example.test", 200],
           ["http://app.example.test", 403],
           ["http://app.example.test:8081", 403],
-          [`http://localhost:${AUX_PORT}`, 200], // the public URL's origin is always allowed
+          [MCP.origin, 200], // the public URL's origin is always allowed
         ]
       ) {
-        const res = await ping(edge.url, { token: TOKENS.alice, headers: { origin } });
+        const res = await ping(url, { token: TOKENS.alice, headers: { origin } });
         await res.body?.cancel();
-        // the tokens' audience is the main edge's URL, so this edge answers 401 to anything that
-        // passed the Origin check
-        assert.equal(res.status === 403 ? 403 : 200, status, `${origin}: ${res.status}`);
+        assert.equal(res.status, status, origin);
       }
     } finally {
       edge.stop();
     }
-    edge = auxEdge({ CHUMBO_ALLOWED_ORIGINS: "*" });
+    edge = auxEdge({ CHUMBO_PUBLIC_URL: MCP_URL, CHUMBO_ALLOWED_ORIGINS: "*" });
     try {
-      const res = await ping(edge.url, { headers: { origin: "http://anything.example:1" } });
+      const res = await ping(url, { token: TOKENS.alice, headers: { origin: "http://anything.example:1" } });
       await res.body?.cancel();
-      assert.notEqual(res.status, 403);
+      assert.equal(res.status, 200);
     } finally {
       edge.stop();
     }
@@ -453,6 +461,28 @@ describe("JWKS courier", { skip: !DB_URL && "E2E_DATABASE_URL not set" }, () => 
       res = await ping(url, { token });
       await res.body?.cancel();
       assert.equal(res.status, 200, "the courier did not fetch the rotated key");
+    } finally {
+      edge.stop();
+    }
+  });
+
+  test("without the courier grant, set_jwks is refused: the edge logs it and the request goes on", {
+    skip: !PUBLIC_EDGE_DB_URL && "E2E_PUBLIC_EDGE_DATABASE_URL not set",
+  }, async () => {
+    // chumbo_e2e_public ran plain grant_edge('chumbo_edge'): no EXECUTE on chumbo.set_jwks there
+    const edge = auxEdge({
+      EDGE_DATABASE_URL: PUBLIC_EDGE_DB_URL,
+      CHUMBO_JWKS_URL: `http://127.0.0.1:${AUX_JWKS_PORT}/jwks.json`,
+    });
+    try {
+      const res = await ping(edge.url, { headers: { "x-forwarded-for": "192.0.2.77" } });
+      await res.body?.cancel();
+      assert.equal(res.status, 200); // public mode: no token needed
+      const log = readFileSync(`${ROOT}.chumbo/e2e-edge-aux.log`, "utf8");
+      assert.match(log, /the database refused chumbo\.set_jwks/);
+      const again = await ping(edge.url);
+      await again.body?.cancel();
+      assert.equal(again.status, 200, "the edge keeps serving");
     } finally {
       edge.stop();
     }

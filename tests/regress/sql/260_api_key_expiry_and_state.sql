@@ -23,15 +23,19 @@ create function pg_temp.note(key text, value text default null) returns text lan
     from pg_temp.http(key, jsonb_build_object('jsonrpc', '2.0', 'id', 1, 'method', 'tools/call',
            'params', jsonb_build_object('name', 'ak_note', 'arguments', jsonb_strip_nulls(jsonb_build_object('value', value))))) r $$;
 
--- 1. expiry: a key that expired a second ago is refused, one valid for an hour works
+-- 1. expiry, on chumbo.now() pinned (superuser, transaction-local): a key expiring at 00:10 works
+-- until then and is refused (401, ApiKey challenge, request id echoed) from 00:10 on
+select chumbo.create_api_key('authenticated', '{}', 'expiring', '2026-01-01 00:10:00+00') as exp_key \gset
+select at, r -> 'status' as status, r -> 'headers' ->> 'www-authenticate' as challenge, r #> '{body,id}' as id
+  from unnest(array['2026-01-01 00:00:00+00', '2026-01-01 00:09:59.999+00', '2026-01-01 00:10:00+00', '2027-01-01 00:00:00+00']) at,
+       lateral (select set_config('chumbo.pinned_now', at, true)) pin,
+       lateral pg_temp.http(:'exp_key', '{"jsonrpc":"2.0","id":3,"method":"tools/list"}') r;
+-- a key that expired a second ago by the wall clock is refused, one without expiry works
+select set_config('chumbo.pinned_now', '', true) as wall_clock;
 select chumbo.create_api_key('authenticated', '{}', 'expired', now() - interval '1 second') as expired_key \gset
-select chumbo.create_api_key('authenticated', '{}', 'valid for an hour', now() + interval '1 hour') as hour_key \gset
-select r -> 'status' as status, r -> 'headers' ->> 'www-authenticate' as challenge, r #> '{body,id}' as id
-  from pg_temp.http(:'expired_key', '{"jsonrpc":"2.0","id":3,"method":"tools/list"}') r;
-select r -> 'status' as status from pg_temp.http(:'hour_key', '{"jsonrpc":"2.0","id":4,"method":"tools/list"}') r;
--- the same key, once its expiry has passed, is refused (expiry moved into the past)
-update chumbo.api_keys set expires_at = now() - interval '1 second' where label = 'valid for an hour';
-select r -> 'status' as status_after_expiry from pg_temp.http(:'hour_key', '{"jsonrpc":"2.0","id":5,"method":"tools/list"}') r;
+select chumbo.create_api_key('authenticated', '{}', 'no expiry') as forever_key \gset
+select r -> 'status' as expired_status from pg_temp.http(:'expired_key', '{"jsonrpc":"2.0","id":4,"method":"tools/list"}') r;
+select r -> 'status' as no_expiry_status from pg_temp.http(:'forever_key', '{"jsonrpc":"2.0","id":5,"method":"tools/list"}') r;
 
 -- 2. partitions: two keys of the same role have separate state
 select chumbo.create_api_key('authenticated', '{}', 'first') as key1 \gset

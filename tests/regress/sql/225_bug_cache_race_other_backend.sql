@@ -14,13 +14,13 @@ create function pg_temp.rpc(method text, params jsonb default '{}') returns json
 create function pg_temp.tool(name text) returns jsonb language sql
   as $$ select jsonb_path_query_first(pg_temp.rpc('tools/list'), '$.result.tools[*] ? (@.name == $n)',
                                       jsonb_build_object('n', name)) $$;
-select dblink_exec('a', $$create function mcp.xb_race() returns text language sql stable as $b$ select 'race' $b$$$);
-select dblink_exec('a', $$comment on function mcp.xb_race() is 'Race v1'$$);
+select dblink_exec('a', $q$create function mcp.xb_race() returns text language sql stable as $b$ select 'race' $b$$q$);
+select dblink_exec('a', $q$comment on function mcp.xb_race() is 'Race v1'$q$);
 select pg_temp.tool('xb_race') ->> 'description' as committed_v1;
 
 -- 1. COMMENT in A's open transaction; B answers a request meanwhile (and must not see v2 yet)
 select dblink_exec('a', 'begin');
-select dblink_exec('a', $$comment on function mcp.xb_race() is 'Race v2'$$);
+select dblink_exec('a', $q$comment on function mcp.xb_race() is 'Race v2'$q$);
 select pg_temp.tool('xb_race') ->> 'description' as while_a_is_open;
 select dblink_exec('a', 'commit');
 -- the next request after A's COMMIT must show v2
@@ -28,7 +28,7 @@ select pg_temp.tool('xb_race') ->> 'description' as after_a_commits;
 
 -- 2. the same with a new tool created in A's open transaction
 select dblink_exec('a', 'begin');
-select dblink_exec('a', $$create function mcp.xb_race_new() returns text language sql stable as $b$ select 'new' $b$$$);
+select dblink_exec('a', $q$create function mcp.xb_race_new() returns text language sql stable as $b$ select 'new' $b$$q$);
 select pg_temp.tool('xb_race_new') is null as new_tool_not_yet_visible;
 select dblink_exec('a', 'commit');
 select pg_temp.tool('xb_race_new') ->> 'name' as new_tool_after_commit,
@@ -36,11 +36,11 @@ select pg_temp.tool('xb_race_new') ->> 'name' as new_tool_after_commit,
 
 -- 3. the same with a settings change
 select dblink_exec('a', 'begin');
-select dblink_exec('a', $$select chumbo.configure('{"instructions": "Race instructions"}')$$);
+select r ->> 'instructions' as configured_by_a from dblink('a', $q$select chumbo.configure('{"instructions": "Race instructions"}')$q$) as t(r jsonb);
 select pg_temp.rpc('initialize', '{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}') -> 'result' ? 'instructions' as instructions_while_open;
 select dblink_exec('a', 'commit');
 select pg_temp.rpc('initialize', '{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}') #>> '{result,instructions}' as instructions_after_commit;
 
-select dblink_exec('a', $$select chumbo.configure('{"instructions": null}')$$);
+select r ->> 'instructions' as configured_by_a from dblink('a', $q$select chumbo.configure('{"instructions": null}')$q$) as t(r jsonb);
 select dblink_exec('a', 'drop function mcp.xb_race(), mcp.xb_race_new()');
 select dblink_disconnect('a');

@@ -53,5 +53,7 @@ select name, coalesce(r #> '{result,content,0,text}', r #> '{error,code}') as ou
 select pg_temp.rpc('resources/read', '{"uri":"app://ne/typo"}') #> '{error,code}' as resource_read,
        pg_temp.rpc('prompts/get', '{"name":"ne_prompt_typo","arguments":{"topic":"a"}}') #> '{error,code}' as prompt_get;
 -- doctor: hidden, with the reason; the control is exposed to authenticated
-select "function", state, exposed_to, reasons from chumbo.doctor() where "function" ~ '^mcp\."?ne_' order by 1;
+-- (serde's list of the keys it expected is cut off: it grows with every new metadata key)
+select "function", state, exposed_to, array(select regexp_replace(x, ', expected one of .*$', '') from unnest(reasons) x) as reasons
+  from chumbo.doctor() where "function" ~ '^mcp\."?ne_' order by 1;
 rollback;

@@ -47,7 +47,7 @@ select pg_temp.trace(:'r'::jsonb #>> '{content,0,text}') as trace \gset
 select count(*) as log_lines,
        bool_and(line ~ ('chumbo trace ' || :'trace' || ':')) as tagged,
        bool_and(line ~ 'tl_secret_column_4711') as has_the_real_error
-  from pg_temp.log_lines(:log_start, :'trace');
+  from pg_temp.log_lines(:log_start, :'trace') as line;
 
 -- 2. a data error: the client gets the kind ("Invalid input") without the value; the log has it
 select pg_temp.rpc('tools/call', '{"name":"tl_bad_value"}') -> 'result' as r \gset
@@ -56,7 +56,7 @@ select (:'r'::jsonb ->> 'isError')::boolean as is_error,
        :'r'::jsonb::text !~ 'tl-secret-value' as value_not_in_answer;
 select pg_temp.trace(:'r'::jsonb #>> '{content,0,text}') as trace \gset
 select count(*) as log_lines, bool_and(line ~ 'tl-secret-value-4712') as log_has_the_value
-  from pg_temp.log_lines(:log_start, 'chumbo trace ' || :'trace' || ':');
+  from pg_temp.log_lines(:log_start, 'chumbo trace ' || :'trace' || ':') as line;
 
 -- 3. a failing resource read: JSON-RPC -32603 whose message carries only the trace id
 select pg_temp.rpc('resources/read', '{"uri":"app://tl/1"}') -> 'error' as e \gset
@@ -64,7 +64,7 @@ select :'e'::jsonb -> 'code' as code,
        :'e'::jsonb::text !~ 'tl_secret_column|select|projects' as no_sql_in_answer;
 select pg_temp.trace(:'e'::jsonb ->> 'message') as trace \gset
 select count(*) as log_lines, bool_and(line ~ 'tl_secret_column_4713') as has_the_real_error
-  from pg_temp.log_lines(:log_start, 'chumbo trace ' || :'trace' || ':');
+  from pg_temp.log_lines(:log_start, 'chumbo trace ' || :'trace' || ':') as line;
 
 -- 4. the same through chumbo.http: the HTTP answer has the trace id, not the error
 select chumbo.configure('{"auth_mode":"public"}') ->> 'auth_mode' as mode;
@@ -76,5 +76,5 @@ select :'h'::jsonb -> 'status' as status,
        :'h'::jsonb::text !~ 'tl_secret_column|select|projects' as no_sql_in_answer;
 select pg_temp.trace(:'h'::jsonb #>> '{body,result,content,0,text}') as trace \gset
 select count(*) as log_lines, bool_and(line ~ 'tl_secret_column_4711') as has_the_real_error
-  from pg_temp.log_lines(:log_start, 'chumbo trace ' || :'trace' || ':');
+  from pg_temp.log_lines(:log_start, 'chumbo trace ' || :'trace' || ':') as line;
 rollback;

@@ -19,17 +19,26 @@ end $$;
 revoke execute on function mcp.ak_note(text) from public;
 grant execute on function mcp.ak_note(text) to authenticated;
 create function pg_temp.note(key text, value text default null) returns text language sql as $$
-  select coalesce(r #>> '{body,result,structuredContent,memo}', r ->> 'status' || ' ' || coalesce(r #>> '{body,error,message}', r::text))
+  select case when r ->> 'status' = '200' and r #> '{body,result,structuredContent}' ? 'memo'
+              then coalesce(r #>> '{body,result,structuredContent,memo}', '(nothing stored)')
+              else r ->> 'status' || ' ' || coalesce(r #>> '{body,error,message}', r::text) end
     from pg_temp.http(key, jsonb_build_object('jsonrpc', '2.0', 'id', 1, 'method', 'tools/call',
            'params', jsonb_build_object('name', 'ak_note', 'arguments', jsonb_strip_nulls(jsonb_build_object('value', value))))) r $$;
 
 -- 1. expiry, on chumbo.now() pinned (superuser, transaction-local): a key expiring at 00:10 works
 -- until then and is refused (401, ApiKey challenge, request id echoed) from 00:10 on
 select chumbo.create_api_key('authenticated', '{}', 'expiring', '2026-01-01 00:10:00+00') as exp_key \gset
-select at, r -> 'status' as status, r -> 'headers' ->> 'www-authenticate' as challenge, r #> '{body,id}' as id
-  from unnest(array['2026-01-01 00:00:00+00', '2026-01-01 00:09:59.999+00', '2026-01-01 00:10:00+00', '2027-01-01 00:00:00+00']) at,
-       lateral (select set_config('chumbo.pinned_now', at, true)) pin,
-       lateral pg_temp.http(:'exp_key', '{"jsonrpc":"2.0","id":3,"method":"tools/list"}') r;
+create function pg_temp.at(pinned text) returns text language plpgsql as $$
+declare r jsonb;
+begin
+  perform set_config('chumbo.pinned_now', pinned, true);
+  r := pg_temp.http(current_setting('x.exp_key'), '{"jsonrpc":"2.0","id":3,"method":"tools/list"}');
+  return concat_ws(' ', r ->> 'status', r -> 'headers' ->> 'www-authenticate', 'id ' || (r #>> '{body,id}'));
+end $$;
+select set_config('x.exp_key', :'exp_key', true) is not null as key_kept;
+select pinned, pg_temp.at(pinned) as outcome
+  from unnest(array['2026-01-01 00:00:00+00', '2026-01-01 00:09:59.999+00', '2026-01-01 00:10:00+00', '2027-01-01 00:00:00+00'])
+       with ordinality as t(pinned, n) order by n;
 -- a key that expired a second ago by the wall clock is refused, one without expiry works
 select set_config('chumbo.pinned_now', '', true) as wall_clock;
 select chumbo.create_api_key('authenticated', '{}', 'expired', now() - interval '1 second') as expired_key \gset

@@ -5,7 +5,7 @@
 -- the fixed one-minute window cannot roll over during the test and Retry-After is exact.
 begin;
 set local chumbo.pinned_now = '2026-01-01 00:00:30+00';
-select chumbo.now() as pinned;
+select chumbo.now() = '2026-01-01 00:00:30+00' as pinned;
 select chumbo.configure('{"auth_mode":"public"}') ->> 'auth_mode' as mode,
        chumbo.configure('{}') -> 'rate_limit_per_minute' as configured_limit;
 create function pg_temp.ping(client text, id int, headers jsonb default '{}') returns jsonb language sql as $$

@@ -1,9 +1,8 @@
--- BUG (claim, README "Rate limits, audit, surface": "chumbo.audit_events gets one row per
--- request outcome"): requests that chumbo.http refuses before any method runs (401 no or bad
--- credentials, 413 body too large, 429 rate limited) leave no audit row: process_http returns
--- early and only process_message writes audit events. The expected output below is the RIGHT
--- behaviour: one row per refusal whose outcome names the HTTP status, with a trace id and
--- nothing of the credential or the body.
+-- Claim (README "Rate limits, audit, surface": "chumbo.audit_events gets one row per request
+-- outcome"): requests chumbo.http refuses before any method runs (401 no or bad credentials,
+-- 413 body too large, 415 not JSON, 429 rate limited) each leave one audit row whose outcome
+-- names the HTTP status, with a trace id and nothing of the credential or the body.
+-- (Refusals with 400 and 403: 276.)
 begin;
 set local chumbo.pinned_now = '2026-01-01 00:00:30+00';
 create function pg_temp.http(headers jsonb, body text, client text default null) returns jsonb language sql as $$
@@ -29,9 +28,16 @@ select r -> 'status' as status
   from pg_temp.http('{}', jsonb_build_object('jsonrpc', '2.0', 'id', 3, 'method', 'ping', 'params', jsonb_build_object('pad', 'au-secret' || repeat('x', 300)))::text) r;
 select * from pg_temp.audited('413');
 
+-- 415: a Content-Type that is not JSON
+select r -> 'status' as status
+  from chumbo.http(jsonb_build_object('method', 'POST', 'path', '/mcp',
+         'headers', '{"content-type":"text/plain","mcp-protocol-version":"2025-11-25"}'::jsonb,
+         'body', '{"jsonrpc":"2.0","id":5,"method":"ping","params":{"x":"au-secret"}}')) r;
+select * from pg_temp.audited('415');
+
 -- 429: over the request limit
 select chumbo.configure('{"max_body_bytes":null,"rate_limit_per_minute":1}') ->> 'rate_limit_per_minute' as limit;
 select n, r -> 'status' as status
-  from generate_series(1, 2) n, lateral pg_temp.http('{}', '{"jsonrpc":"2.0","id":4,"method":"ping"}', '198.51.100.7') r;
+  from generate_series(1, 2) n, lateral pg_temp.http('{}', jsonb_build_object('jsonrpc', '2.0', 'id', n, 'method', 'ping')::text, '198.51.100.7') r;
 select * from pg_temp.audited('429');
 rollback;

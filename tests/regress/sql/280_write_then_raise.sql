@@ -5,17 +5,16 @@
 -- checks below can see writes at all), and a later failing call undoes only its own writes.
 begin;
 select chumbo.configure('{"state_namespaces":["wr"]}') -> 'state_namespaces' as namespaces;
-create function mcp.wr_then_fail(name text, fail boolean default true) returns jsonb language plpgsql as $$
+create function mcp.wr_then_fail(label text, fail boolean default true) returns jsonb language plpgsql as $$
 begin
-  insert into public.projects (org_id, name) values ('a0000000-0000-4000-8000-000000000000', name);
-  update public.projects set description = 'touched by ' || name where id = 'a1000000-0000-4000-8000-000000000001';
-  insert into public.documents (project_id, title, created_by)
-    values ('a1000000-0000-4000-8000-000000000001', name, 'aaaaaaaa-0000-4000-8000-000000000001');
-  perform chumbo.state_put('wr', 'last', to_jsonb(name));
+  insert into public.projects (org_id, name) values ('a0000000-0000-4000-8000-000000000000', label);
+  update public.projects set description = 'touched by ' || label where id = 'a1000000-0000-4000-8000-000000000001';
+  insert into public.documents (project_id, title) values ('a1000000-0000-4000-8000-000000000001', label);
+  perform chumbo.state_put('wr', 'last', to_jsonb(label));
   if fail then
-    raise exception 'wr: changed my mind about %', name;
+    raise exception 'wr: changed my mind about %', label;
   end if;
-  return jsonb_build_object('written', name);
+  return jsonb_build_object('written', label);
 end $$;
 revoke execute on function mcp.wr_then_fail(text, boolean) from public;
 grant execute on function mcp.wr_then_fail(text, boolean) to authenticated;
@@ -34,13 +33,13 @@ select * from pg_temp.left_behind();
 
 -- 1. writes, then raises: an isError result with the message, and nothing left behind
 select r -> 'isError' as is_error, r #>> '{content,0,text}' ~ '^wr: changed my mind about wr-1' as message
-  from pg_temp.call('{"name":"wr-1"}') r;
+  from pg_temp.call('{"label":"wr-1"}') r;
 select * from pg_temp.left_behind();
 -- 2. the same tool without raising keeps everything it wrote
-select r -> 'structuredContent' as result from pg_temp.call('{"name":"wr-2","fail":false}') r;
+select r -> 'structuredContent' as result from pg_temp.call('{"label":"wr-2","fail":false}') r;
 select * from pg_temp.left_behind();
 -- 3. a failing call after that undoes only its own writes (state still holds wr-2's value)
-select r -> 'isError' as is_error from pg_temp.call('{"name":"wr-3"}') r;
+select r -> 'isError' as is_error from pg_temp.call('{"label":"wr-3"}') r;
 select * from pg_temp.left_behind();
 select value from chumbo.state_entries where namespace = 'wr';
 rollback;

@@ -69,7 +69,7 @@ select chumbo.configure('{"page_size": 1}') ->> 'page_size' as page_size;
 select f.method, modern, w.pages = cardinality(f.items) as one_item_per_page, w.largest_page, w.items = f.items as same_items
   from full_lists f, unnest(array[false, true]) modern, lateral pg_temp.walk(f.method, modern) w
  order by f.method, modern;
--- the first page of a list longer than the page carries a cursor; a page_size at least the list's
+-- (the walks above show that a page shorter than the list carries a cursor); a page_size at least the list's
 -- length gives one page without one
 select chumbo.configure('{"page_size": 1000}') ->> 'page_size' as page_size;
 select method, pg_temp.rpc(method, '{}', false) -> 'result' ? 'nextCursor' as legacy_cursor,

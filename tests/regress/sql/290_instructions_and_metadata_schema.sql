@@ -47,6 +47,7 @@ select count(distinct fn) as example_functions_with_metadata, count(distinct k) 
   from app_meta, jsonb_object_keys(meta) k;
 -- a tool whose `meta` argument must conform to chumbo.metadata_schema()
 create function mcp.ms_check(meta jsonb) returns text language sql stable as $$ select 'conforms' $$;
+revoke execute on function mcp.ms_check(jsonb) from public;
 grant execute on function mcp.ms_check(jsonb) to authenticated;
 do $$
 declare
@@ -63,7 +64,7 @@ begin
 end $$;
 select state, reasons from chumbo.doctor() where "function" = 'mcp.ms_check(jsonb)';
 create function pg_temp.check(meta jsonb) returns text language sql as $$
-  select case when (r -> 'result' ->> 'isError')::boolean then 'rejected' else r #>> '{result,content,0,text}' end
+  select case when r #>> '{result,content,0,text}' ~ '^Invalid arguments' then 'rejected' else r #>> '{result,content,0,text}' end
     from chumbo.handle(jsonb_build_object('jsonrpc', '2.0', 'id', 1, 'method', 'tools/call',
            'params', jsonb_build_object('name', 'ms_check', 'arguments', jsonb_build_object('meta', meta))),
            '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}') r $$;
@@ -83,6 +84,7 @@ select label, pg_temp.check(meta) as verdict from (values
 ) as t(label, meta);
 -- and the registry agrees with the schema: the unknown key hides a function, its absence does not
 create function mcp.ms_probe() returns int language sql stable as $$ select 1 $$;
+revoke execute on function mcp.ms_probe() from public;
 grant execute on function mcp.ms_probe() to authenticated;
 comment on function mcp.ms_probe() is 'Probe. @mcp {"rateLimit": {"perHour": 3}}';
 select state from chumbo.doctor() where "function" = 'mcp.ms_probe()';

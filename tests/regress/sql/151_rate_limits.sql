@@ -1,6 +1,7 @@
 -- Rate limits per principal: a tool with @mcp {"rateLimit": {"perMinute": 3}} answers an isError
--- result with the retry time on the 4th call of a minute, for Alice only: Bob, another OAuth
--- client of Alice, and another issuer's token with Alice's subject each have their own window.
+-- result with the retry time on the 4th call of a minute, for Alice only: Bob and another
+-- issuer's token with Alice's subject each have their own window; another OAuth client of Alice
+-- does not (a user must not get a fresh budget by registering a client).
 -- Counters hold digests, never the subject. chumbo._rate_hit as the owner: exactly N per window.
 begin;
 \set alice '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}'
@@ -35,8 +36,8 @@ select (regexp_match(pg_temp.tool(:'alice', 'limited_echo', '{"word":"x"}') -> '
         'retry in ([0-9]+) s'))[1]::int between 1 and 60 as retry_within_minute;
 -- a refused call never reaches the function, and other tools are not limited
 select jsonb_path_query_array(pg_temp.tool(:'alice', 'list_projects'), '$.result.structuredContent.rows[*].name') as other_tool;
--- counters: one bucket per tool and principal (+ client), all digests
-select count(*) as buckets, sum(hits) as hits, bool_and(bucket ~ '^tool:limited_echo:[0-9a-f]{64}:') as digest_buckets,
+-- counters: one bucket per tool and principal, all keyed digests
+select count(*) as buckets, sum(hits) as hits, bool_and(bucket ~ '^tool:limited_echo:[0-9a-f]{64}$') as digest_buckets,
        bool_and(bucket !~ 'aaaaaaaa|bbbbbbbb') as no_subjects
   from chumbo.rate_counters where bucket like 'tool:limited_echo:%';
 -- finished windows are reclaimed, a few per hit

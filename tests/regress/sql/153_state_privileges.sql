@@ -124,10 +124,11 @@ revoke execute on function mcp.impersonate(jsonb), mcp.remember(text) from publi
 grant execute on function mcp.impersonate(jsonb), mcp.remember(text) to authenticated;
 select chumbo.handle('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"remember","arguments":{"v":"alice secret"}}}', :'alice')
   -> 'result' -> 'structuredContent' is null as alice_stored;
-select chumbo.handle(jsonb_build_object('jsonrpc', '2.0', 'id', 1, 'method', 'tools/call',
+-- changing the claims inside a capability fails the call: nothing read under them comes back
+select regexp_replace((chumbo.handle(jsonb_build_object('jsonrpc', '2.0', 'id', 1, 'method', 'tools/call',
          'params', jsonb_build_object('name', 'impersonate', 'arguments', jsonb_build_object('claims', :'alice'::jsonb))), :'bob')
-  -> 'result' -> 'structuredContent' as bob_claiming_to_be_alice;
-select chumbo.handle(jsonb_build_object('jsonrpc', '2.0', 'id', 1, 'method', 'tools/call',
+  -> 'result')::text, 'trace id [0-9a-f]+', 'trace id <masked>') as bob_claiming_to_be_alice;
+select regexp_replace((chumbo.handle(jsonb_build_object('jsonrpc', '2.0', 'id', 1, 'method', 'tools/call',
          'params', jsonb_build_object('name', 'impersonate', 'arguments', jsonb_build_object('claims', :'bob'::jsonb))), :'alice')
-  -> 'result' -> 'structuredContent' as alice_claiming_to_be_bob;
+  -> 'result')::text, 'trace id [0-9a-f]+', 'trace id <masked>') as alice_claiming_to_be_bob;
 rollback;

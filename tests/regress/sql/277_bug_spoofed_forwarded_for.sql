@@ -5,7 +5,9 @@
 -- client writes itself (proxies append to it). Sending a new X-Forwarded-For with every request
 -- gets a new bucket each time, so public mode's limit is no limit. The expected output below is
 -- the RIGHT behaviour: a header the client controls does not choose the bucket (here all three
--- requests share one, limit 1: the 2nd and 3rd are refused). Time is pinned (one window).
+-- requests share one, limit 1: the 2nd and 3rd are refused). Only the first entry differs, so
+-- either fix passes: ignoring the header, or taking the entry the last proxy appended. Time is
+-- pinned (one window).
 begin;
 set local chumbo.pinned_now = '2026-01-01 00:00:30+00';
 select chumbo.configure('{"auth_mode":"public","rate_limit_per_minute":1}') ->> 'rate_limit_per_minute' as limit;
@@ -19,7 +21,7 @@ select n, r -> 'status' as status
 -- chumbo.mcp as PostgREST calls it (role anon, headers in request.headers)
 create function pg_temp.postgrest_ping(n int) returns text language plpgsql as $$
 begin
-  perform set_config('request.headers', jsonb_build_object('x-forwarded-for', '198.51.100.' || n)::text, true);
+  perform set_config('request.headers', jsonb_build_object('x-forwarded-for', '198.51.100.' || n || ', 10.0.0.2')::text, true);
   perform chumbo.mcp(jsonb_build_object('jsonrpc', '2.0', 'id', n, 'method', 'ping'));
   return current_setting('response.status', true);
 end $$;

@@ -391,10 +391,16 @@ pub fn relax_commit_for_bookkeeping() {
     }
 }
 
-/// Whether `role` may run capabilities: named in the allow-list, exists, and is neither a
-/// superuser nor BYPASSRLS. Returns the role's oid. Read from the syscache on every request, so
-/// an ALTER ROLE takes effect at once.
-pub fn check_role(role: &str, allowed: &[String]) -> Result<pg_sys::Oid, String> {
+/// Whether `role` may run capabilities: named in the allow-list, exists, is neither a superuser
+/// nor BYPASSRLS, and has no owner's privileges over a table whose row-level security does not
+/// bind its owner (`rls_owners`: owners of tables with RLS enabled but not forced). Returns the
+/// role's oid. Attributes and memberships are read from the syscache on every request, so an
+/// ALTER ROLE or GRANT takes effect at once.
+pub fn check_role(
+    role: &str,
+    allowed: &[String],
+    rls_owners: &[pg_sys::Oid],
+) -> Result<pg_sys::Oid, String> {
     if !allowed.iter().any(|r| r == role) {
         return Err(format!(
             "role \"{role}\" is not allowed to call capabilities"
@@ -408,6 +414,12 @@ pub fn check_role(role: &str, allowed: &[String]) -> Result<pg_sys::Oid, String>
     if unsafe { pg_sys::superuser_arg(oid) || pg_sys::has_bypassrls_privilege(oid) } {
         return Err(format!(
             "role \"{role}\" is a superuser or bypasses RLS and never runs capabilities"
+        ));
+    }
+    // SAFETY: membership lookups through the role cache.
+    if rls_owners.iter().any(|o| unsafe { pg_sys::has_privs_of_role(oid, *o) }) {
+        return Err(format!(
+            "role \"{role}\" owns (or has the privileges of an owner of) a table whose row-level security does not apply to its owner, and never runs capabilities"
         ));
     }
     Ok(oid)

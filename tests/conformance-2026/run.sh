@@ -8,7 +8,7 @@
 #    started and stopped here when nothing runs there): scripts/load-db.sh's conformance profile (legacy fixtures,
 #    auth_mode public, chumbo_edge), plus tests/conformance/fixtures-2026.sql when that profile
 #    did not load it already.
-# 3. An edge (CHUMBO_EDGE_ID=edge-conformance-2026) on CHUMBO_CONFORMANCE_2026_PORT (default 54367).
+# 3. An edge (CHUMBO_EDGE_ID=edge-conformance-2026) on CHUMBO_CONFORMANCE_2026_PORT (a free port unless set).
 # 4. `--requirements 2026-07-28` with NO expected-failures file: every scored scenario must pass.
 #    Then `--requirements 2025-11-25` against the same build with the legacy baseline
 #    (tests/conformance/expected-failures.yml). Results in .chumbo/conformance-2026/{2026-07-28,2025-11-25}/.
@@ -20,7 +20,7 @@ SUITE_VERSION=0.2.0-alpha.12
 NODE_VERSION=v22.23.5
 DB=chumbo_conformance_2026
 PGPORT="${PGPORT:-$TEST_PORT}"
-EDGE_PORT="${CHUMBO_CONFORMANCE_2026_PORT:-54367}"
+pick_port CHUMBO_CONFORMANCE_2026_PORT; EDGE_PORT="$CHUMBO_CONFORMANCE_2026_PORT"   # free one unless set
 MCP_URL="http://localhost:$EDGE_PORT/functions/v1/mcp"   # host must be localhost (dns-rebinding-protection)
 OUT="$STATE/conformance-2026"
 LEGACY_BASELINE="$ROOT/tests/conformance/expected-failures.yml"

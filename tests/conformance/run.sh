@@ -11,7 +11,7 @@
 #    by scripts/load-db.sh: compat roles, `create extension chumbo`, tests/conformance/fixtures.sql,
 #    auth_mode public, login role chumbo_edge.
 # 3. A second edge (scripts/edge.sh, CHUMBO_EDGE_ID=edge-conformance) on CHUMBO_CONFORMANCE_PORT
-#    (default 54364) next to any dev edge, stopped on exit.
+#    (a free port unless set) next to any dev edge, stopped on exit.
 # 4. The suite (active, then pending scenarios) with tests/conformance/expected-failures.yml;
 #    results in .chumbo/conformance/ (one checks.json per scenario), a per-scenario summary, and
 #    the suite's exit status.
@@ -23,7 +23,7 @@ SUITE_VERSION=0.1.16
 NODE_VERSION=v22.23.5
 DB=chumbo_conformance
 PGPORT="${PGPORT:-$TEST_PORT}"
-EDGE_PORT="${CHUMBO_CONFORMANCE_PORT:-54364}"
+pick_port CHUMBO_CONFORMANCE_PORT; EDGE_PORT="$CHUMBO_CONFORMANCE_PORT"   # free one unless set
 EDGE_ID=edge-conformance                                  # .chumbo/edge-conformance.{pid,log}
 MCP_URL="http://localhost:$EDGE_PORT/functions/v1/mcp"   # host must be localhost (dns-rebinding-protection)
 OUT="$STATE/conformance"

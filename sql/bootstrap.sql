@@ -20,8 +20,10 @@ revoke all on chumbo.settings from public;
 create sequence chumbo.schema_version;
 revoke all on sequence chumbo.schema_version from public;
 
+-- SECURITY DEFINER: event triggers run with the rights of whoever ran the DDL (a migration role,
+-- `authenticated` creating a temp table); they must not need rights on chumbo's sequence.
 create function chumbo._bump_schema_version() returns event_trigger
-language plpgsql as $$
+language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
 begin
     perform nextval('chumbo.schema_version');
     -- subscriptions/listen streams (held by the edge) turn this into list-changed notifications
@@ -35,7 +37,7 @@ create event trigger chumbo_drop_watch on sql_drop
     execute function chumbo._bump_schema_version();
 
 create function chumbo._settings_changed() returns trigger
-language plpgsql as $$
+language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
 begin
     perform nextval('chumbo.schema_version');
     return null;
@@ -85,34 +87,64 @@ revoke all on function chumbo.configure(jsonb) from public;
 comment on function chumbo.configure(jsonb) is
   'Merge keys into chumbo''s settings (null removes a key) and return the effective settings with secrets redacted.';
 
+-- The JWKS courier: an edge that fetches the issuer's keys hands them over here. Whoever may
+-- call this decides which keys sign valid tokens, so only the owner can turn it on (grant_edge
+-- with jwks_courier => true), only with a configured issuer, and every change is audited.
 create function chumbo.set_jwks(jwks jsonb) returns void
 language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
+declare
+    before jsonb;
 begin
     if jwks is null or jsonb_typeof(jwks->'keys') is distinct from 'array' then
         raise exception 'chumbo.set_jwks expects a JWKS object {"keys": [...]}';
     end if;
+    if coalesce(jsonb_array_length((select value->'jwt_issuers' from chumbo.settings)), 0) = 0 then
+        raise exception 'chumbo.set_jwks: no issuer is configured (chumbo.configure jwt_issuers)';
+    end if;
+    select value->'jwks' into before from chumbo.settings;
+    if before is not distinct from jwks then
+        return;
+    end if;
     update chumbo.settings set value = value || jsonb_build_object('jwks', jwks);
+    insert into chumbo.audit_events (trace_id, era, method, capability, principal, outcome, duration_ms, bytes, detail)
+    values (encode(chumbo._new_secret(), 'hex'), 'sql', 'chumbo.set_jwks', null, session_user::text, 'jwks changed', 0,
+            octet_length(jwks::text),
+            jsonb_build_object('kids', (select jsonb_agg(k->'kid') from jsonb_array_elements(jwks->'keys') k),
+                               'previous_kids', (select jsonb_agg(k->'kid') from jsonb_array_elements(before->'keys') k),
+                               'sha256', encode(sha256(convert_to(jwks::text, 'UTF8')), 'hex')));
 end $$;
 revoke all on function chumbo.set_jwks(jsonb) from public;
 comment on function chumbo.set_jwks(jsonb) is
-  'Replace the JWKS used to verify bearer tokens (the edge refreshes it from the issuer).';
+  'Replace the JWKS used to verify bearer tokens (the JWKS courier: an edge refreshing it from the issuer). Audited.';
 
--- The edge's login role gets exactly what it needs, never superuser.
-create function chumbo.grant_edge(edge_role regrole) returns void
+-- The edge's login role gets exactly what it needs, never superuser: chumbo.http, and the JWKS
+-- courier only when the owner asks for it. No chumbo.handle (it takes claims on trust), no
+-- membership in anon/authenticated (capabilities run as the caller's role without it).
+create function chumbo.grant_edge(edge_role regrole, jwks_courier boolean default false) returns void
 language plpgsql as $$
+declare
+    member text;
 begin
     execute format('grant usage on schema chumbo to %s', edge_role);
-    execute format('grant execute on function chumbo.handle(jsonb, jsonb), chumbo.http(jsonb), chumbo.set_jwks(jsonb) to %s', edge_role);
-    if exists (select 1 from pg_roles where rolname = 'anon') then
-        execute format('grant anon to %s', edge_role);
+    execute format('grant execute on function chumbo.http(jsonb) to %s', edge_role);
+    execute format('revoke execute on function chumbo.handle(jsonb, jsonb) from %s', edge_role);
+    if jwks_courier then
+        execute format('grant execute on function chumbo.set_jwks(jsonb) to %s', edge_role);
+    else
+        execute format('revoke execute on function chumbo.set_jwks(jsonb) from %s', edge_role);
     end if;
-    if exists (select 1 from pg_roles where rolname = 'authenticated') then
-        execute format('grant authenticated to %s', edge_role);
-    end if;
+    -- earlier versions made the edge a member of these; it must not be one
+    for member in
+        select r.rolname from pg_auth_members m join pg_roles r on r.oid = m.roleid
+         where m.member = edge_role and r.rolname in ('anon', 'authenticated', 'service_role')
+    loop
+        execute format('revoke %I from %s', member, edge_role);
+        raise notice 'chumbo.grant_edge: revoked membership in % from %', member, edge_role;
+    end loop;
 end $$;
-revoke all on function chumbo.grant_edge(regrole) from public;
-comment on function chumbo.grant_edge(regrole) is
-  'Give the HTTP edge''s login role what it needs: usage on schema chumbo, execute on chumbo.handle/chumbo.http/chumbo.set_jwks, membership in anon and authenticated.';
+revoke all on function chumbo.grant_edge(regrole, boolean) from public;
+comment on function chumbo.grant_edge(regrole, boolean) is
+  'Give the HTTP edge''s login role what it needs: usage on schema chumbo and execute on chumbo.http; with jwks_courier => true also chumbo.set_jwks.';
 
 
 -- API keys (auth_mode "api-key"): a principal with a role and scopes, no fabricated user. Only
@@ -166,7 +198,8 @@ create function chumbo._rate_hit(bucket text, window_seconds integer, max_hits i
 language plpgsql as $$
 #variable_conflict use_column
 declare
-    started timestamptz := to_timestamp(floor(extract(epoch from clock_timestamp()) / $2) * $2);
+    now_ts timestamptz := chumbo.now();
+    started timestamptz := to_timestamp(floor(extract(epoch from now_ts) / $2) * $2);
     counted integer;
 begin
     insert into chumbo.rate_counters as c (bucket, window_start, window_seconds, hits) values ($1, started, $2, 1)
@@ -175,12 +208,12 @@ begin
     returning c.hits into counted;
     if counted is null then
         -- refused: seconds until the window ends
-        return greatest(1, ceil(extract(epoch from started + make_interval(secs => $2) - clock_timestamp()))::integer);
+        return greatest(1, ceil(extract(epoch from started + make_interval(secs => $2) - now_ts))::integer);
     end if;
     -- reclaim a few windows that have ended, whatever their length
     delete from chumbo.rate_counters r where r.ctid in (
         select ctid from chumbo.rate_counters
-         where window_start + make_interval(secs => window_seconds) < clock_timestamp()
+         where window_start + make_interval(secs => window_seconds) < now_ts
          limit 8 for update skip locked);
     return 0;
 end $$;
@@ -215,12 +248,29 @@ revoke all on function chumbo.prune_audit_events(interval) from public;
 comment on function chumbo.prune_audit_events(interval) is
   'Delete audit events older than the retention (default 30 days); schedule it with pg_cron.';
 
--- Nonces of MRTR requestStates already redeemed: each state is good for one retry.
+-- Nonces of MRTR requestStates already redeemed: each state is good for one retry. A nonce is
+-- kept a little longer than the state it belongs to can live, then reclaimed a few at a time.
 create table chumbo.request_state_uses (
     nonce text primary key,
     expires_at timestamptz not null
 );
 revoke all on chumbo.request_state_uses from public;
+
+create function chumbo._redeem_request_state(nonce text) returns boolean
+language plpgsql as $$
+#variable_conflict use_column
+declare
+    now_ts timestamptz := chumbo.now();
+    fresh boolean;
+begin
+    insert into chumbo.request_state_uses (nonce, expires_at) values ($1, now_ts + interval '15 minutes')
+    on conflict do nothing returning true into fresh;
+    delete from chumbo.request_state_uses u where u.ctid in (
+        select ctid from chumbo.request_state_uses where expires_at < now_ts
+         limit 8 for update skip locked);
+    return coalesce(fresh, false);
+end $$;
+revoke all on function chumbo._redeem_request_state(text) from public;
 
 create function chumbo.rotate_key(key_name text) returns void
 language plpgsql as $$

@@ -31,7 +31,7 @@ create table chumbo.state_entries (
     value jsonb not null,
     revision bigint not null check (revision between 1 and 9007199254740991),
     expires_at timestamptz,
-    updated_at timestamptz not null default clock_timestamp(),
+    updated_at timestamptz not null default chumbo.now(),
     primary key (partition, namespace, key)
 );
 create index state_entries_expires_at on chumbo.state_entries (expires_at) where expires_at is not null;
@@ -77,7 +77,7 @@ declare
 begin
     delete from chumbo.state_entries e where e.ctid in (
         select x.ctid from chumbo.state_entries x
-        where x.expires_at <= pg_catalog.clock_timestamp()
+        where x.expires_at <= chumbo.now()
         limit n for update skip locked);
     get diagnostics gone = row_count;
     return gone;
@@ -95,7 +95,7 @@ begin
       from chumbo.state_entries e
      where e.partition = chumbo._principal_partition()
        and e.namespace = state_get.namespace and e.key = state_get.key
-       and (e.expires_at is null or e.expires_at > pg_catalog.clock_timestamp());
+       and (e.expires_at is null or e.expires_at > chumbo.now());
     return found_entry;
 end $$;
 comment on function chumbo.state_get(text, text) is
@@ -108,7 +108,7 @@ language plpgsql volatile security definer set search_path = pg_catalog, pg_temp
 #variable_conflict use_variable
 declare
     p bytea;
-    now_ts timestamptz := pg_catalog.clock_timestamp();
+    now_ts timestamptz := chumbo.now();
     expires timestamptz;
     size integer;
     new_revision bigint;
@@ -170,7 +170,7 @@ begin
     if new_revision is null then
         select e.revision into current_revision from chumbo.state_entries e
          where e.partition = p and e.namespace = namespace and e.key = key
-           and (e.expires_at is null or e.expires_at > pg_catalog.clock_timestamp());
+           and (e.expires_at is null or e.expires_at > chumbo.now());
         raise exception using errcode = '40001',
             message = pg_catalog.format('chumbo: revision_conflict: %s/%s is %s, expected %s',
                 namespace, key,
@@ -190,7 +190,7 @@ language plpgsql volatile security definer set search_path = pg_catalog, pg_temp
 #variable_conflict use_variable
 declare
     p bytea;
-    now_ts timestamptz := pg_catalog.clock_timestamp();
+    now_ts timestamptz := chumbo.now();
     was_live boolean;
     current_revision bigint;
 begin
@@ -208,7 +208,7 @@ begin
     if expected_revision is not null and was_live is null then
         select e.revision into current_revision from chumbo.state_entries e
          where e.partition = p and e.namespace = namespace and e.key = key
-           and (e.expires_at is null or e.expires_at > pg_catalog.clock_timestamp());
+           and (e.expires_at is null or e.expires_at > chumbo.now());
         raise exception using errcode = '40001',
             message = pg_catalog.format('chumbo: revision_conflict: %s/%s is %s, expected revision %s',
                 namespace, key, coalesce('at revision ' || current_revision, 'missing'), expected_revision),
@@ -239,14 +239,14 @@ create table chumbo.sandboxes (
     id uuid primary key default gen_random_uuid(),
     provider text not null,
     provider_sandbox_id text not null,
-    owner text not null,                 -- chumbo._principal() digest (SHA-256 hex), never the subject
+    owner text not null,                 -- chumbo._principal() digest (keyed HMAC-SHA256, hex), never the subject
     tenant text not null,
     conversation_id text,
     status text not null default 'running' check (status in ('running', 'stopped')),
     idle_seconds integer not null check (idle_seconds between 1 and 604800),
     expires_at timestamptz,
-    created_at timestamptz not null default clock_timestamp(),
-    last_used_at timestamptz not null default clock_timestamp(),
+    created_at timestamptz not null default chumbo.now(),
+    last_used_at timestamptz not null default chumbo.now(),
     stopped_at timestamptz,
     attempts integer not null default 0,   -- failed stop attempts since it last ran
     last_error text,
@@ -292,7 +292,7 @@ language plpgsql volatile security definer set search_path = pg_catalog, pg_temp
 #variable_conflict use_variable
 declare
     me text := chumbo._sandbox_owner();
-    now_ts timestamptz := pg_catalog.clock_timestamp();
+    now_ts timestamptz := chumbo.now();
     existing chumbo.sandboxes;
     new_id uuid;
 begin
@@ -360,7 +360,7 @@ begin
             message = 'chumbo: sandbox_forbidden: this sandbox belongs to another owner or tenant';
     end if;
     if s.status = 'running' then
-        update chumbo.sandboxes x set last_used_at = pg_catalog.clock_timestamp()
+        update chumbo.sandboxes x set last_used_at = chumbo.now()
          where x.id = s.id returning * into s;
     end if;
     return chumbo._sandbox_json(s);
@@ -374,7 +374,7 @@ language plpgsql volatile security definer set search_path = pg_catalog, pg_temp
 #variable_conflict use_variable
 declare
     me text := chumbo._sandbox_owner();
-    now_ts timestamptz := pg_catalog.clock_timestamp();
+    now_ts timestamptz := chumbo.now();
     s chumbo.sandboxes;
 begin
     -- The most recently used running sandbox of this owner, provider and tenant (and conversation,
@@ -432,8 +432,8 @@ begin
     for s in
         select x.id, x.provider, x.provider_sandbox_id from chumbo.sandboxes x
          where x.status = 'running'
-           and (x.last_used_at + pg_catalog.make_interval(secs => x.idle_seconds) <= pg_catalog.clock_timestamp()
-                or x.expires_at <= pg_catalog.clock_timestamp())
+           and (x.last_used_at + pg_catalog.make_interval(secs => x.idle_seconds) <= chumbo.now()
+                or x.expires_at <= chumbo.now())
          order by x.last_attempt_at nulls first, x.last_used_at
          limit greatest(max_sandboxes, 0)
          for update skip locked
@@ -441,15 +441,15 @@ begin
         begin
             execute call_sql using s.provider, s.provider_sandbox_id;
             update chumbo.sandboxes x
-               set status = 'stopped', stopped_at = pg_catalog.clock_timestamp(),
-                   last_attempt_at = pg_catalog.clock_timestamp(), last_error = null
+               set status = 'stopped', stopped_at = chumbo.now(),
+                   last_attempt_at = chumbo.now(), last_error = null
              where x.id = s.id;
             stopped := stopped + 1;
         exception when others then
             get stacked diagnostics err = message_text;
             update chumbo.sandboxes x
                set attempts = x.attempts + 1, last_error = left(err, 1000),
-                   last_attempt_at = pg_catalog.clock_timestamp()
+                   last_attempt_at = chumbo.now()
              where x.id = s.id;
         end;
     end loop;
@@ -462,7 +462,7 @@ comment on function chumbo.sandbox_idle_stop(integer) is
 create function chumbo.prune_sandboxes(older_than interval default '30 days') returns bigint
 language sql set search_path = pg_catalog, pg_temp as $$
     with gone as (delete from chumbo.sandboxes s
-                   where s.status = 'stopped' and s.stopped_at < pg_catalog.clock_timestamp() - older_than
+                   where s.status = 'stopped' and s.stopped_at < chumbo.now() - older_than
                   returning 1)
     select count(*) from gone
 $$;

@@ -146,9 +146,6 @@ fn process_message(
         .get("_meta")
         .and_then(|m| m.get("progressToken"))
         .cloned();
-    events::begin(progress);
-    let state_key = registry.keys.get("state").cloned().unwrap_or_default();
-    principal::enter(caller.principal.clone(), state_key);
     let ctx = Context {
         registry,
         caller,
@@ -158,8 +155,9 @@ fn process_message(
     };
     // Anything unexpected (a bug, a catalog hiccup) must still be answered, and must not leave
     // half-done work behind: hence the subtransaction around the whole method.
-    let outcome = session::in_subtransaction(|| protocol::dispatch(&ctx, &method, &params));
-    principal::leave();
+    let outcome = in_request(registry, caller, progress, || {
+        session::in_subtransaction(|| protocol::dispatch(&ctx, &method, &params))
+    });
     let trace = session::trace_id();
     let (response, missing_scopes, class) = match outcome {
         Ok(Ok(result)) => {
@@ -216,11 +214,44 @@ fn process_message(
     (Some(reply), missing_scopes)
 }
 
-/// The caller a set of verified claims stands for, or why it may not call anything.
+/// Per-request state (the principal chumbo's own functions act for, the events queue) exists
+/// exactly while `f` runs, whatever way it ends: a cancelled request must not leave its principal
+/// behind for the next statement on the same connection.
+fn in_request<R>(
+    registry: &Registry,
+    caller: &Caller,
+    progress: Option<Value>,
+    f: impl FnOnce() -> R,
+) -> R {
+    events::begin(progress, registry.settings.max_result_bytes);
+    let state_key = registry.keys.get("state").cloned().unwrap_or_default();
+    principal::enter(caller.principal.clone(), state_key);
+    PgTryBuilder::new(std::panic::AssertUnwindSafe(f))
+        .finally(principal::leave)
+        .execute()
+}
+
+/// chumbo's entry points cannot be reached from inside a capability (or any other
+/// security-restricted operation): a tool must not start a request of its own, for itself or
+/// for someone else.
+fn refuse_nested_call() {
+    // SAFETY: reads the backend's security context only.
+    if principal::in_request() || unsafe { pg_sys::InSecurityRestrictedOperation() } {
+        ereport!(
+            PgLogLevel::ERROR,
+            PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
+            "chumbo: a capability cannot call chumbo.handle, chumbo.mcp or chumbo.http"
+        );
+    }
+}
+
+/// Who is calling: the verified claims (or the API key) and the role they name, or why it may
+/// not call anything.
 fn caller_from(
     registry: &Registry,
     claims: Option<Value>,
     origin: Option<String>,
+    api_key: Option<&apikey::VerifiedKey>,
 ) -> Result<Caller, String> {
     let claims = claims.unwrap_or_else(|| json!({"role": "anon"}));
     if !claims.is_object() {
@@ -232,10 +263,14 @@ fn caller_from(
         Some(_) => return Err("the role claim must be a string".into()),
     };
     let role_oid = session::check_role(&role, &registry.settings.allowed_roles)?;
+    let key = registry.keys.get("state").map(Vec::as_slice).unwrap_or_default();
+    let principal = match api_key {
+        Some(k) => Principal::api_key(&k.id, &role, key),
+        None => Principal::from_claims(&claims, &role, origin, key),
+    };
     Ok(Caller {
-        principal: Principal::from_claims(&claims, &role, origin),
+        principal,
         scopes: registry::scopes_of(&claims),
-        role,
         role_oid,
         claims,
     })
@@ -274,6 +309,7 @@ fn id_of(msg: &Value) -> Value {
 /// `chumbo.handle(body, claims)`: one JSON-RPC message for already-verified claims.
 #[pg_extern(name = "handle")]
 fn handle(body: Option<JsonbText>, claims: default!(Option<JsonB>, "NULL")) -> Option<JsonText> {
+    refuse_nested_call();
     let msg = match body.map(|b| parse_body(&b.0)) {
         Some(Ok(v)) => v,
         Some(Err(e)) => return Some(json_text(jsonrpc::error(&Value::Null, &e))),
@@ -289,7 +325,7 @@ fn handle(body: Option<JsonbText>, claims: default!(Option<JsonB>, "NULL")) -> O
         return Some(json_text(jsonrpc::error(&Value::Null, &e)));
     }
     let registry = registry::current();
-    let caller = match caller_from(&registry, claims.map(|c| c.0), None) {
+    let caller = match caller_from(&registry, claims.map(|c| c.0), None, None) {
         Ok(c) => c,
         Err(m) => {
             return Some(json_text(jsonrpc::error(
@@ -365,9 +401,12 @@ fn scope_challenge(resource_metadata: Option<&str>, scopes: &[String]) -> String
     )
 }
 
-/// `subscriptions/listen`: acknowledged here, then held open by the edge, which forwards the
-/// list-changed notifications chumbo's event triggers NOTIFY on channel `chumbo_capabilities`.
-fn listen(msg: &Value, id: &Value) -> Answer {
+/// `subscriptions/listen`: acknowledged here, then held open by the edge. A NOTIFY on channel
+/// `chumbo_capabilities` is only a hint (any role can send one): the edge re-sends the listen
+/// request and forwards list-changed notifications only when `version` moved; it ends the stream
+/// when the request is no longer accepted (the token expired at `expires_at`), and holds at most
+/// `max_streams` per `principal`.
+fn listen(msg: &Value, id: &Value, caller: &Caller, registry: &Registry) -> Answer {
     let requested = msg
         .pointer("/params/notifications")
         .cloned()
@@ -399,7 +438,14 @@ fn listen(msg: &Value, id: &Value) -> Answer {
                      "params": {"notifications": honoured, "_meta": subscription}});
     let mut a = answer(200, None);
     a.events = vec![ack];
-    a.listen = Some(json!({"id": id, "notifications": honoured}));
+    a.listen = Some(json!({
+        "id": id,
+        "notifications": honoured,
+        "principal": caller.principal.digest(),
+        "version": registry.version,
+        "expires_at": caller.claims.get("exp").filter(|e| e.is_number()),
+        "max_streams": registry.settings.max_listen_streams,
+    }));
     a
 }
 
@@ -411,8 +457,33 @@ fn error_answer(status: u16, id: &Value, code: i64, message: &str) -> Answer {
 }
 
 /// The HTTP-shaped processing shared by `chumbo.http` and `chumbo.mcp`. `claims` is Some when an
-/// outer layer (PostgREST) already verified the token.
+/// outer layer (PostgREST) already verified the token. Requests refused before any method runs
+/// (401, 413, 415, 429) get an audit row here; the others get theirs from process_message.
 pub fn process_http(request: &Value, verified_claims: Option<Value>) -> Answer {
+    let started = std::time::Instant::now();
+    let mut principal = None;
+    let a = answer_http(request, verified_claims, &mut principal);
+    if matches!(a.status, 401 | 413 | 415 | 429) && registry::current().settings.audit {
+        ledger::audit(json!({
+            "trace_id": session::trace_id(),
+            "era": "http",
+            "method": Value::Null,
+            "capability": Value::Null,
+            "principal": principal.unwrap_or_else(|| "unauthenticated".to_string()),
+            "outcome": format!("refused {}", a.status),
+            "duration_ms": started.elapsed().as_secs_f64() * 1000.0,
+            "bytes": a.body.as_ref().map_or(0, String::len),
+            "detail": Value::Null,
+        }));
+    }
+    a
+}
+
+fn answer_http(
+    request: &Value,
+    verified_claims: Option<Value>,
+    principal: &mut Option<String>,
+) -> Answer {
     let empty = Map::new();
     let headers = request
         .get("headers")
@@ -427,6 +498,19 @@ pub fn process_http(request: &Value, verified_claims: Option<Value>) -> Answer {
         let mut a = answer(405, None);
         a.headers.insert("allow".into(), json!("POST"));
         return a;
+    }
+    // The transport carries JSON-RPC as application/json; a request that says otherwise is not
+    // one (no header at all is accepted: SQL callers of chumbo.http often pass none).
+    if let Some(ct) = header(headers, "content-type") {
+        let essence = ct.split(';').next().unwrap_or("").trim();
+        if !essence.eq_ignore_ascii_case("application/json") {
+            return error_answer(
+                415,
+                &Value::Null,
+                INVALID_REQUEST,
+                "Unsupported Media Type: the body must be application/json",
+            );
+        }
     }
     let registry = registry::current();
     let settings = &registry.settings;
@@ -451,13 +535,18 @@ pub fn process_http(request: &Value, verified_claims: Option<Value>) -> Answer {
     // runs and nothing about the server is revealed before the caller is authenticated.
     let parsed = parse_body(&body_text);
     let req_id = parsed.as_ref().map(id_of).unwrap_or(Value::Null);
+    let mut api_key = None;
     let claims = match (verified_claims, &settings.auth_mode) {
         (Some(c), _) => c,
         (None, AuthMode::Public) => json!({"role": "anon"}),
         (None, AuthMode::ApiKey) => {
             let key = header(headers, "x-api-key").or_else(|| bearer_token(headers));
             match key.map(apikey::verify) {
-                Some(Ok(c)) => c,
+                Some(Ok(k)) => {
+                    let claims = json!({"role": k.role, "scope": k.scopes.join(" ")});
+                    api_key = Some(k);
+                    claims
+                }
                 failure => {
                     let message = match failure {
                         Some(Err(m)) => m,
@@ -551,10 +640,24 @@ pub fn process_http(request: &Value, verified_claims: Option<Value>) -> Answer {
         .and_then(Value::as_str)
         .or_else(|| header(headers, "x-forwarded-for").and_then(|f| f.split(',').next()))
         .map(|s| s.trim().to_string());
-    let caller = match caller_from(&registry, Some(claims), origin) {
+    let caller = match caller_from(&registry, Some(claims), origin, api_key.as_ref()) {
         Ok(c) => c,
         Err(m) => return error_answer(403, &req_id, INVALID_REQUEST, &format!("Forbidden: {m}")),
     };
+    *principal = Some(caller.principal.digest().to_string());
+    if !ledger::claim_in_flight_slot(caller.principal.limit_key(), settings.max_in_flight) {
+        let mut a = error_answer(
+            429,
+            &req_id,
+            INVALID_REQUEST,
+            &format!(
+                "Too many requests: {} of this caller's requests are already running",
+                settings.max_in_flight
+            ),
+        );
+        a.headers.insert("retry-after".into(), json!("1"));
+        return a;
+    }
     if let Some(limit) = settings.request_limit() {
         match ledger::rate_hit(
             &format!("request:{}", caller.principal.limit_key()),
@@ -618,7 +721,7 @@ pub fn process_http(request: &Value, verified_claims: Option<Value>) -> Answer {
     }
     if let Some(env) = &envelope {
         if msg.get("method").and_then(Value::as_str) == Some("subscriptions/listen") {
-            return listen(&msg, &req_id);
+            return listen(&msg, &req_id, &caller, &registry);
         }
         let (response, scopes) =
             process_message(&registry, &caller, &msg, version, Some(env), Some(headers));
@@ -726,6 +829,7 @@ fn answer_json(a: Answer) -> JsonText {
 /// `chumbo.http(request)`: an HTTP request as JSON in, the HTTP response as JSON out.
 #[pg_extern(name = "http")]
 fn http(request: Option<JsonbText>) -> JsonText {
+    refuse_nested_call();
     let request = match request.map(|r| serde_json::from_str::<Value>(&r.0)) {
         Some(Ok(v @ Value::Object(_))) => v,
         _ => {
@@ -745,6 +849,7 @@ fn http(request: Option<JsonbText>) -> JsonText {
 /// HTTP status and headers go back through `response.status` and `response.headers`.
 #[pg_extern(name = "mcp")]
 fn mcp(body: Option<JsonbText>) -> Option<JsonText> {
+    refuse_nested_call();
     let claims = session::current_setting("request.jwt.claims")
         .and_then(|c| serde_json::from_str::<Value>(&c).ok());
     let mut claims = claims.filter(Value::is_object).unwrap_or_else(|| json!({}));

@@ -39,8 +39,15 @@ fn create_api_key(
     format!("{PREFIX}{id}_{secret}")
 }
 
-/// The claims an API key stands for, or why it is refused.
-pub fn verify(key: &str) -> Result<serde_json::Value, String> {
+/// What a valid API key stands for: a role and scopes, under the key's own id.
+pub struct VerifiedKey {
+    pub id: String,
+    pub role: String,
+    pub scopes: Vec<String>,
+}
+
+/// The key's id, role and scopes, or why it is refused.
+pub fn verify(key: &str) -> Result<VerifiedKey, String> {
     let invalid = || "the API key is invalid".to_string();
     let rest = key.strip_prefix(PREFIX).ok_or_else(invalid)?;
     let (id, secret) = rest.split_once('_').ok_or_else(invalid)?;
@@ -48,21 +55,30 @@ pub fn verify(key: &str) -> Result<serde_json::Value, String> {
         return Err(invalid());
     }
     let digest = Sha256::digest(secret.as_bytes()).to_vec();
-    let id = id.to_string();
+    let id = id.to_ascii_lowercase();
+    let key_id = id.clone();
     let row = session::as_owner(move || {
-        Spi::get_three_with_args::<Vec<u8>, String, Vec<String>>(
-            "select secret_sha256, role, scopes from chumbo.api_keys
-              where id = $1::uuid and revoked_at is null and (expires_at is null or expires_at > now())",
-            &[id.as_str().into()],
-        )
+        // `select`, not Spi::get_*: those assign a transaction id, and this runs on every
+        // API-key request.
+        Spi::connect(|c| {
+            c.select(
+                "select secret_sha256, role, scopes from chumbo.api_keys
+                  where id = $1::uuid and revoked_at is null
+                    and (expires_at is null or expires_at > chumbo.now())",
+                Some(1),
+                &[id.as_str().into()],
+            )?
+            .first()
+            .get_three::<Vec<u8>, String, Vec<String>>()
+        })
     });
     match row {
         Ok((Some(stored), Some(role), scopes)) if constant_time_eq(&stored, &digest) => {
-            Ok(serde_json::json!({
-                "role": role,
-                "scope": scopes.unwrap_or_default().join(" "),
-                "chumbo_api_key": key.split('_').nth(1),
-            }))
+            Ok(VerifiedKey {
+                id: key_id,
+                role,
+                scopes: scopes.unwrap_or_default(),
+            })
         }
         _ => Err(invalid()),
     }

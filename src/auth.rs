@@ -48,12 +48,12 @@ pub fn verify(
         }
         _ => return Err(invalid("the token's algorithm is not accepted")),
     };
-    let mut validation = Validation::new(header.alg);
-    validation.leeway = 30;
-    validation.validate_nbf = true;
-    validation.set_required_spec_claims(&["exp"]);
-    if !settings.jwt_issuers.is_empty() {
-        validation.set_issuer(&settings.jwt_issuers);
+    // Strict by design: exp, iss, aud and sub must all be present; iss and sub must be strings
+    // and iss one of the configured issuers. jsonwebtoken checks presence, signature, expiry,
+    // not-before, issuer and audience; the types are checked below (a JSON array `iss` must never
+    // pass as "one of its entries is trusted").
+    if settings.jwt_issuers.is_empty() {
+        return Err(invalid("no trusted issuer is configured"));
     }
     let audience: Vec<String> = if settings.jwt_audience.is_empty() {
         resource
@@ -63,11 +63,15 @@ pub fn verify(
         settings.jwt_audience.clone()
     };
     if audience.is_empty() {
-        validation.validate_aud = false;
-    } else {
-        validation.set_audience(&audience);
+        return Err(invalid("no audience is configured"));
     }
-    decode::<Value>(token, &key, &validation)
+    let mut validation = Validation::new(header.alg);
+    validation.leeway = 30;
+    validation.validate_nbf = true;
+    validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+    validation.set_issuer(&settings.jwt_issuers);
+    validation.set_audience(&audience);
+    let claims = decode::<Value>(token, &key, &validation)
         .map(|d| d.claims)
         .map_err(|e| {
             use jsonwebtoken::errors::ErrorKind::*;
@@ -77,8 +81,33 @@ pub fn verify(
                 InvalidIssuer => "the token's issuer is not trusted",
                 InvalidAudience => "the token was not issued for this server",
                 InvalidSignature => "the token's signature is invalid",
-                MissingRequiredClaim(_) => "the token lacks a required claim",
+                MissingRequiredClaim(_) => "the token lacks a required claim (exp, iss, aud, sub)",
                 _ => "the token is invalid",
             })
-        })
+        })?;
+    check_claim_types(&claims, &settings.jwt_issuers, &audience).map_err(invalid)?;
+    Ok(claims)
+}
+
+/// iss and sub are single strings, iss a configured issuer; aud is a string or a list whose every
+/// entry is an accepted audience (a token meant for several servers is not accepted here).
+fn check_claim_types(claims: &Value, issuers: &[String], audience: &[String]) -> Result<(), &'static str> {
+    match claims.get("iss") {
+        Some(Value::String(iss)) if issuers.contains(iss) => {}
+        _ => return Err("the token's issuer is not trusted"),
+    }
+    match claims.get("sub") {
+        Some(Value::String(sub)) if !sub.is_empty() => {}
+        _ => return Err("the token's subject must be a non-empty string"),
+    }
+    let accepted = |v: &Value| v.as_str().is_some_and(|a| audience.iter().any(|x| x == a));
+    match claims.get("aud") {
+        Some(v @ Value::String(_)) if accepted(v) => {}
+        Some(Value::Array(list)) if !list.is_empty() && list.iter().all(accepted) => {}
+        _ => return Err("the token was not issued for this server"),
+    }
+    if !claims.get("exp").is_some_and(Value::is_number) {
+        return Err("the token's expiry must be a number");
+    }
+    Ok(())
 }

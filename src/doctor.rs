@@ -92,9 +92,8 @@ fn surface() -> JsonB {
         .unwrap_or(serde_json::json!({}));
     let role_oid = unsafe { pgrx::pg_sys::GetUserId() };
     let caller = registry::Caller {
-        principal: crate::principal::Principal::from_claims(&claims, &role, None),
+        principal: crate::principal::Principal::from_claims(&claims, &role, None, &[]),
         scopes: registry::scopes_of(&claims),
-        role: role.clone(),
         role_oid,
         claims,
     };

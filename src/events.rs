@@ -6,8 +6,18 @@ use pgrx::JsonB;
 use serde_json::{json, Value};
 use std::cell::RefCell;
 
+#[derive(Default)]
+struct Queue {
+    events: Vec<Value>,
+    /// Serialized size of `events`.
+    bytes: usize,
+    /// What the events of this request may add up to (shared with the result).
+    budget: usize,
+    dropped: usize,
+}
+
 thread_local! {
-    static QUEUE: RefCell<Vec<Value>> = const { RefCell::new(Vec::new()) };
+    static QUEUE: RefCell<Queue> = RefCell::new(Queue::default());
     static PROGRESS_TOKEN: RefCell<Option<Value>> = const { RefCell::new(None) };
 }
 
@@ -29,22 +39,45 @@ pub fn valid_level(level: &str) -> bool {
     LEVELS.contains(&level)
 }
 
-/// Starts a request: clears the queue and remembers the request's progress token, if any.
-pub fn begin(progress_token: Option<Value>) {
-    QUEUE.with(|q| q.borrow_mut().clear());
+/// Starts a request: clears the queue, remembers the request's progress token, if any, and
+/// how many bytes its events may take (they count against the result's byte bound).
+pub fn begin(progress_token: Option<Value>, budget: usize) {
+    QUEUE.with(|q| {
+        *q.borrow_mut() = Queue {
+            budget,
+            ..Queue::default()
+        }
+    });
     PROGRESS_TOKEN.with(|t| *t.borrow_mut() = progress_token);
 }
 
+/// Bytes the queued events take.
+pub fn bytes() -> usize {
+    QUEUE.with(|q| q.borrow().bytes)
+}
+
+/// The request's events; past the budget, a last warning says how many were dropped.
 pub fn take() -> Vec<Value> {
     PROGRESS_TOKEN.with(|t| *t.borrow_mut() = None);
-    QUEUE.with(|q| std::mem::take(&mut *q.borrow_mut()))
+    let q = QUEUE.with(|q| std::mem::take(&mut *q.borrow_mut()));
+    let mut events = q.events;
+    if q.dropped > 0 {
+        events.push(json!({"jsonrpc": "2.0", "method": "notifications/message", "params": {
+            "level": "warning", "logger": "chumbo",
+            "data": format!("chumbo: {} notifications of this request were dropped (over the size limit)", q.dropped)}}));
+    }
+    events
 }
 
 fn push(event: Value) {
+    let size = event.to_string().len();
     QUEUE.with(|q| {
         let mut q = q.borrow_mut();
-        if q.len() < MAX_EVENTS {
-            q.push(event);
+        if q.events.len() < MAX_EVENTS && q.bytes + size <= q.budget {
+            q.events.push(event);
+            q.bytes += size;
+        } else {
+            q.dropped += 1;
         }
     });
 }

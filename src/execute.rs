@@ -58,19 +58,20 @@ fn call_sql(cap: &Capability, args: &Map<String, Value>) -> String {
     }
 }
 
-/// Runs `cap` for `caller` with already-validated `args`.
+/// Runs `cap` for `caller` with already-validated `args`, within `timeout_ms`.
 pub fn call(
     cap: &Capability,
     caller: &Caller,
     args: &Map<String, Value>,
     max_rows: usize,
     max_bytes: usize,
+    timeout_ms: u64,
 ) -> Result<Returned, CaughtSqlError> {
     let sql = call_sql(cap, args);
     let args_json = JsonB(Value::Object(args.clone()));
     let limit = (max_rows + 1) as i64;
     let returns_set = cap.returns_set;
-    session::run_as_caller(&caller.role, &caller.claims, move || {
+    session::run_as_caller(caller.role_oid, &caller.claims, timeout_ms, move || {
         Spi::connect_mut(|client| {
             let table = session::run_kept(
                 client,
@@ -85,13 +86,14 @@ pub fn call(
                 }
                 return Ok::<_, pgrx::spi::Error>(Returned::One(one));
             }
-            // Leave room for the {"rows": …, "truncated": true} around the rows.
+            // Leave room for the {"rows": …, "truncated": true} around the rows; the events the
+            // call raised count against the same bound.
             let row_budget = max_bytes.saturating_sub(64);
             let (mut rows, mut bytes, mut truncated) = (vec![], 0usize, false);
             for row in table {
                 let v = row.get::<JsonB>(1)?.map(|j| j.0).unwrap_or(Value::Null);
                 bytes += v.to_string().len() + 1;
-                if rows.len() >= max_rows || bytes > row_budget {
+                if rows.len() >= max_rows || bytes + crate::events::bytes() > row_budget {
                     truncated = true;
                     break;
                 }
@@ -100,41 +102,60 @@ pub fn call(
             Ok(Returned::Rows { rows, truncated })
         })
     })
-    .and_then(|r| {
-        r.map_err(|e| CaughtSqlError {
-            sqlstate: "XX000".into(),
-            message: e.to_string(),
-        })
-    })
+    .and_then(|r| r.map_err(|e| CaughtSqlError::internal(e.to_string())))
 }
 
-/// What a capability's error may show the caller. Only messages that cannot carry SQL text or
-/// other rows' values pass; the rest become a generic message with the trace id (`internal`), and
-/// the full error goes to the server log only.
+/// What a capability's error may show the caller: an allow-list. The application's own words
+/// (PL/pgSQL RAISE/ASSERT, any SQLSTATE) and chumbo's fixed messages pass as they are; every other
+/// error becomes a fixed message for its kind with no values in it (PostgreSQL's texts quote
+/// values, names and SQL); anything unknown is an internal error with a trace id. The full error
+/// always goes to the server log with the same trace id.
 pub struct PublicError {
     pub message: String,
     pub internal: bool,
 }
 
-pub fn public_error(e: &CaughtSqlError, trace_id: &str) -> PublicError {
+/// The fixed message for an error PostgreSQL (not the application) raised, by SQLSTATE.
+fn category(e: &CaughtSqlError) -> Option<&'static str> {
     let class = &e.sqlstate[..2];
-    let text = match (e.sqlstate.as_str(), class) {
-        // RAISE EXCEPTION 'message' in the capability: the app speaks to the model.
-        ("P0001", _) => Some(e.message.clone()),
-        // Permission and row-level security refusals name the table, nothing else.
-        ("42501", _) => Some(format!("Permission denied: {}", e.message)),
-        ("57014", _) => Some("The call took too long and was cancelled".into()),
-        // chumbo's own state and sandbox errors name the problem and never another caller's data.
-        ("40001" | "54000" | "P0002", _) if e.message.starts_with("chumbo: ") => {
-            Some(e.message.clone())
+    Some(match (e.sqlstate.as_str(), class) {
+        // chumbo's identity guard: a capability tried to change who it runs as.
+        ("42501", _) if e.message.starts_with("cannot set parameter") => {
+            "Refused: a capability cannot change its role, session authorization or JWT claims"
         }
-        // Data exceptions and constraint violations: keep the kind, drop quoted values.
-        (_, "22") | (_, "23") => Some(format!(
-            "Invalid input: {}",
-            e.message.split(": \"").next().unwrap_or("")
-        )),
-        _ => None,
-    };
+        ("42501", _) if e.message.contains("within security-restricted operation") => {
+            "Refused: a capability cannot leave state in the session (temporary objects, held cursors, prepared statements, LISTEN)"
+        }
+        ("42501", _) if e.message.starts_with("new row violates row-level security") => {
+            "Permission denied: row-level security refused the change"
+        }
+        ("42501", _) => "Permission denied",
+        ("57014", _) => "The call took too long and was cancelled",
+        ("22001", _) => "Invalid input: a value is too long",
+        ("22003", _) => "Invalid input: a numeric value is out of range",
+        ("22007" | "22008", _) => "Invalid input: a date or time value is invalid",
+        ("22012", _) => "Invalid input: division by zero",
+        ("22023", _) => "Invalid input: an argument value is invalid",
+        ("22P02", _) => "Invalid input: a value has the wrong syntax for its type",
+        ("22004", _) => "Invalid input: a required value is null",
+        (_, "22") => "Invalid input: a data value is invalid",
+        ("23505", _) => "Conflict: a row with the same unique value already exists",
+        ("23503", _) => "Conflict: the change would break a reference between rows",
+        ("23502", _) => "Invalid input: a required value is missing",
+        ("23514", _) => "Invalid input: a value breaks a check constraint",
+        ("23P01", _) => "Conflict: the change conflicts with an existing row",
+        (_, "23") => "Conflict: the change breaks an integrity constraint",
+        ("40001" | "40P01", _) => "The call conflicted with a concurrent one; retry it",
+        ("P0002", _) => "The capability's query found no row",
+        ("P0003", _) => "The capability's query found more than one row",
+        ("0A000", _) => "Not supported",
+        (_, "53") => "The server is out of resources; retry later",
+        (_, "55") => "The object is in use or not in the required state; retry later",
+        _ => return None,
+    })
+}
+
+pub fn public_error(e: &CaughtSqlError, trace_id: &str) -> PublicError {
     pgrx::ereport!(
         PgLogLevel::LOG_SERVER_ONLY,
         PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
@@ -143,6 +164,11 @@ pub fn public_error(e: &CaughtSqlError, trace_id: &str) -> PublicError {
             e.sqlstate, e.message
         )
     );
+    let text = if e.authored {
+        Some(e.message.clone())
+    } else {
+        category(e).map(String::from)
+    };
     match text {
         Some(t) => PublicError {
             message: format!("{t} (trace id {trace_id})"),

@@ -3,7 +3,8 @@
 
 use crate::session;
 use pgrx::prelude::*;
-use pgrx::JsonB;
+use pgrx::{pg_sys, JsonB};
+use sha2::Digest;
 use serde_json::Value;
 
 /// Counts one hit; Ok(None) when allowed, Ok(Some(seconds)) when over the limit. Err when the
@@ -55,4 +56,40 @@ pub fn audit(event: Value) {
             "chumbo: could not write an audit event"
         );
     }
+}
+
+/// Takes one of `max` in-flight slots of `bucket` (a principal's limit key) for the rest of the
+/// transaction, so that one principal cannot hold more than `max` requests running at once across
+/// every connection. false when all are taken. `max` = 0: no limit.
+///
+/// The slots are transaction-level advisory locks in a key space of their own: the fourth
+/// locktag field is one that the SQL advisory-lock functions (1 and 2) never use, so tool code
+/// can neither take nor release them, and the key comes from the keyed principal digest.
+pub fn claim_in_flight_slot(bucket: &str, max: u32) -> bool {
+    const CHUMBO_LOCK_SPACE: u16 = 0x4d43; // "MC"
+    if max == 0 {
+        return true;
+    }
+    let h = sha2::Sha256::digest(bucket.as_bytes());
+    let (key1, key2) = (
+        u32::from_be_bytes([h[0], h[1], h[2], h[3]]),
+        u32::from_be_bytes([h[4], h[5], h[6], h[7]]) & !0x3f,
+    );
+    (0..max.min(64)).any(|slot| {
+        let tag = pg_sys::LOCKTAG {
+            // SAFETY: MyDatabaseId is set for the whole life of a backend connected to a database.
+            locktag_field1: unsafe { pg_sys::MyDatabaseId }.to_u32(),
+            locktag_field2: key1,
+            locktag_field3: key2 | slot,
+            locktag_field4: CHUMBO_LOCK_SPACE,
+            locktag_type: pg_sys::LockTagType::LOCKTAG_ADVISORY as u8,
+            locktag_lockmethodid: pg_sys::USER_LOCKMETHOD as u8,
+        };
+        // SAFETY: a transaction-level lock (sessionLock = false) taken without waiting
+        // (dontWait = true); the transaction's end releases it on every path.
+        let got = unsafe {
+            pg_sys::LockAcquire(&tag, pg_sys::ExclusiveLock as pg_sys::LOCKMODE, false, true)
+        };
+        got != pg_sys::LockAcquireResult::LOCKACQUIRE_NOT_AVAIL
+    })
 }

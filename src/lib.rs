@@ -10,6 +10,7 @@ mod content;
 mod doctor;
 mod events;
 mod execute;
+mod guards;
 mod jsonrpc;
 mod ledger;
 mod metadata;
@@ -25,6 +26,11 @@ mod uri_template;
 
 ::pgrx::pg_module_magic!();
 
+#[pg_guard]
+pub extern "C-unwind" fn _PG_init() {
+    guards::init();
+}
+
 extension_sql_file!("../sql/bootstrap.sql", name = "bootstrap", bootstrap);
 extension_sql_file!(
     "../sql/state.sql",
@@ -32,7 +38,8 @@ extension_sql_file!(
     requires = [
         "bootstrap",
         principal::principal_json,
-        principal::principal_partition
+        principal::principal_partition,
+        guards::now
     ]
 );
 extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);

@@ -53,6 +53,11 @@ pub struct Metadata {
     pub rate_limit: Option<RateLimit>,
     /// What audit events of this capability may additionally record.
     pub audit: Option<AuditOptIn>,
+    /// Time bound of one call of this capability in milliseconds (default: the setting
+    /// `call_timeout_ms`).
+    #[serde(rename = "timeoutMs")]
+    #[schemars(range(min = 1))]
+    pub timeout_ms: Option<u64>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]

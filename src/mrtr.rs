@@ -173,10 +173,7 @@ fn mac(key: &[u8], payload: &[u8]) -> Vec<u8> {
 }
 
 fn now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
+    crate::guards::now_unix()
 }
 
 pub fn issue(key: &[u8], b: &Binding, responses: &Map<String, Value>) -> String {
@@ -227,9 +224,7 @@ pub fn verify(key: &[u8], state: &str, b: &Binding) -> Result<Map<String, Value>
     let nonce = p["n"].as_str().unwrap_or("").to_string();
     let fresh = crate::session::as_owner(|| {
         Spi::get_one_with_args::<bool>(
-            "with used as (insert into chumbo.request_state_uses (nonce, expires_at)
-                           values ($1, now() + interval '15 minutes') on conflict do nothing returning true)
-             select coalesce((select true from used), false)",
+            "select chumbo._redeem_request_state($1)",
             &[nonce.as_str().into()],
         )
     });

@@ -7,7 +7,7 @@ use hmac::{Hmac, KeyInit, Mac};
 use pgrx::prelude::*;
 use pgrx::JsonB;
 use serde_json::{json, Value};
-use sha2::{Digest, Sha256};
+use sha2::Sha256;
 use std::cell::RefCell;
 
 #[derive(Clone, Debug)]
@@ -18,52 +18,73 @@ pub struct Principal {
     pub identity: Option<String>,
     pub role: String,
     pub client_id: Option<String>,
-    /// For anonymous callers in public mode: where the request came from (rate-limit bucket).
-    pub origin: Option<String>,
+    /// HMAC-SHA256(deployment key, identity) in hex: what audit rows, limit buckets and sandbox
+    /// owners hold instead of the subject. Keyed, so a known `sub` cannot be linked to its rows.
+    digest: String,
 }
 
 impl Principal {
-    pub fn from_claims(claims: &Value, role: &str, origin: Option<String>) -> Principal {
+    /// The principal of verified JWT claims (`iss` + `sub`), or an anonymous one told apart by
+    /// `origin` (where the request came from). No other claim is looked at: in particular no
+    /// claim can make a caller an API key.
+    pub fn from_claims(claims: &Value, role: &str, origin: Option<String>, key: &[u8]) -> Principal {
         let s = |k: &str| claims.get(k).and_then(Value::as_str).map(String::from);
-        let (kind, identity) = if let Some(key) = s("chumbo_api_key") {
-            ("api-key", Some(format!("api-key\u{1}{key}")))
-        } else if let Some(sub) = s("sub") {
-            (
-                "jwt",
-                Some(format!(
-                    "jwt\u{1}{}\u{1}{sub}",
-                    s("iss").unwrap_or_default()
-                )),
-            )
-        } else {
-            ("anonymous", None)
-        };
+        let client_id = s("client_id").or_else(|| s("azp"));
+        match s("sub") {
+            Some(sub) => {
+                let identity = format!("jwt\u{1}{}\u{1}{sub}", s("iss").unwrap_or_default());
+                Principal::new("jwt", Some(identity), role, client_id, key)
+            }
+            None => {
+                let basis = format!("anonymous\u{1}{}", origin.as_deref().unwrap_or(""));
+                let mut p = Principal::new("anonymous", None, role, client_id, key);
+                p.digest = keyed_hex(key, &basis);
+                p
+            }
+        }
+    }
+
+    /// The principal of an API key, by its id (verified against the stored secret).
+    pub fn api_key(key_id: &str, role: &str, key: &[u8]) -> Principal {
+        let identity = format!("api-key\u{1}{key_id}");
+        Principal::new("api-key", Some(identity), role, None, key)
+    }
+
+    fn new(
+        kind: &'static str,
+        identity: Option<String>,
+        role: &str,
+        client_id: Option<String>,
+        key: &[u8],
+    ) -> Principal {
+        let digest = keyed_hex(key, identity.as_deref().unwrap_or(""));
         Principal {
             kind,
             identity,
             role: role.to_string(),
-            client_id: s("client_id").or_else(|| s("azp")),
-            origin,
+            client_id,
+            digest,
         }
     }
 
-    /// SHA-256 of the identity: what audit rows and limit buckets hold instead of the subject.
-    pub fn digest(&self) -> String {
-        let basis = match &self.identity {
-            Some(i) => i.clone(),
-            None => format!("anonymous\u{1}{}", self.origin.as_deref().unwrap_or("")),
-        };
-        hex(&Sha256::digest(basis.as_bytes()))
+    pub fn digest(&self) -> &str {
+        &self.digest
     }
 
-    /// The rate-limit bucket: principal plus OAuth client.
-    pub fn limit_key(&self) -> String {
-        format!(
-            "{}:{}",
-            self.digest(),
-            self.client_id.as_deref().unwrap_or("")
-        )
+    /// The rate-limit and in-flight bucket: the principal alone. (The OAuth client is not part of
+    /// it: a user must not get a fresh budget by registering another client.)
+    pub fn limit_key(&self) -> &str {
+        &self.digest
     }
+}
+
+/// Digests are a different use of the deployment key than state partitions: domain-separated.
+fn keyed_hex(key: &[u8], basis: &str) -> String {
+    let mut mac =
+        <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("HMAC takes any key length");
+    mac.update(b"chumbo principal digest\x01");
+    mac.update(basis.as_bytes());
+    hex(&mac.finalize().into_bytes())
 }
 
 pub fn hex(bytes: &[u8]) -> String {
@@ -81,6 +102,11 @@ pub fn enter(principal: Principal, state_key: Vec<u8>) {
 
 pub fn leave() {
     CURRENT.with(|c| *c.borrow_mut() = None);
+}
+
+/// Whether a request is being processed in this backend right now.
+pub fn in_request() -> bool {
+    CURRENT.with(|c| c.borrow().is_some())
 }
 
 fn current() -> (Principal, Vec<u8>) {

@@ -323,7 +323,7 @@ fn run(
     method: &str,
 ) -> Result<Returned, Stop> {
     let reply = |f: Failure| Stop::Reply(Err(f));
-    let digest = ctx.caller.principal.digest();
+    let digest = ctx.caller.principal.digest().to_string();
     let bound_to = if method == "resources/read" {
         params.get("uri").cloned().unwrap_or_default()
     } else {
@@ -381,7 +381,8 @@ fn run(
         .unwrap_or(json!({}));
     mrtr::begin(ctx.modern.is_some(), client_capabilities, responses);
     let s = &ctx.registry.settings;
-    let outcome = execute::call(cap, ctx.caller, args, s.max_rows, s.max_result_bytes);
+    let timeout_ms = cap.meta.timeout_ms.unwrap_or(s.call_timeout_ms);
+    let outcome = execute::call(cap, ctx.caller, args, s.max_rows, s.max_result_bytes, timeout_ms);
     let round = mrtr::finish();
     let Err(e) = outcome else {
         return Ok(outcome.unwrap_or(Returned::One(None)));
@@ -520,10 +521,11 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> Answer {
         (_, Returned::One(Some(v))) => (v.to_string(), None),
         (_, Returned::One(None)) => ("null".to_string(), None),
     };
-    if text.len() > max {
+    if text.len() + events::bytes() > max {
         return Ok(tool_error(format!(
-            "The result is {} bytes, over the limit of {max} bytes",
-            text.len()
+            "The result is {} bytes (with {} bytes of notifications), over the limit of {max} bytes",
+            text.len(),
+            events::bytes()
         )));
     }
     if let (Some(v), Some(s)) = (&cap.output_validator, &structured) {
@@ -765,7 +767,8 @@ fn complete_with_function(ctx: &Context, func: &str, prefix: &str) -> Result<Vec
     .ok_or_else(|| format!("completion function {func}(text) does not exist (trace id {trace})"))?;
     let sql = format!("select v::pg_catalog.text from {qualified}($1) as v limit 101");
     let prefix = prefix.to_string();
-    session::run_as_caller(&ctx.caller.role, &ctx.caller.claims, move || {
+    let timeout_ms = ctx.registry.settings.call_timeout_ms;
+    session::run_as_caller(ctx.caller.role_oid, &ctx.caller.claims, timeout_ms, move || {
         Spi::connect(|c| {
             let mut out = vec![];
             for row in c.select(sql.as_str(), None, &[prefix.as_str().into()])? {

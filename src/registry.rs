@@ -444,7 +444,6 @@ fn reflect(f: &Value, overloaded: bool) -> (Entry, Option<Capability>) {
 /// callers without claims... never used: claims without scopes mean no scopes).
 pub struct Caller {
     pub principal: crate::principal::Principal,
-    pub role: String,
     pub role_oid: pg_sys::Oid,
     pub scopes: Vec<String>,
     pub claims: Value,

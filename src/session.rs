@@ -62,6 +62,19 @@ pub fn as_owner<R>(f: impl FnOnce() -> R + std::panic::UnwindSafe) -> R {
 pub struct CaughtSqlError {
     pub sqlstate: String,
     pub message: String,
+    /// Raised by the application's own code (PL/pgSQL `RAISE`/`ASSERT`) or by chumbo itself:
+    /// the only messages that may reach the model as they are.
+    pub authored: bool,
+}
+
+impl CaughtSqlError {
+    pub fn internal(message: impl Into<String>) -> Self {
+        CaughtSqlError {
+            sqlstate: "XX000".into(),
+            message: message.into(),
+            authored: false,
+        }
+    }
 }
 
 fn sqlstate_of(code: pgrx::PgSqlErrorCode) -> String {
@@ -72,6 +85,27 @@ fn sqlstate_of(code: pgrx::PgSqlErrorCode) -> String {
         n >>= 6;
     }
     s
+}
+
+fn caught(e: &pgrx::pg_sys::panic::CaughtError) -> CaughtSqlError {
+    use pgrx::pg_sys::panic::CaughtError;
+    match e {
+        CaughtError::PostgresError(r)
+        | CaughtError::ErrorReport(r)
+        | CaughtError::RustPanic { ereport: r, .. } => {
+            let message = r.message().to_string();
+            // A PL/pgSQL RAISE or ASSERT: the application's own words. chumbo's own Rust
+            // errors all start with "chumbo".
+            let plpgsql = r.file() == "pl_exec.c"
+                && matches!(r.function_name(), Some("exec_stmt_raise" | "exec_stmt_assert"));
+            let ours = r.file().ends_with(".rs") && message.starts_with("chumbo");
+            CaughtSqlError {
+                sqlstate: sqlstate_of(r.sql_error_code()),
+                authored: plpgsql || ours,
+                message,
+            }
+        }
+    }
 }
 
 fn set_guc(name: &str, value: &str) {
@@ -99,10 +133,21 @@ fn set_config(name: &str, value: &str, action: pg_sys::GucAction::Type) {
     }
 }
 
+thread_local! {
+    /// Set when the per-call deadline of the capability that just ran had passed when it ended:
+    /// a 57014 raised then is chumbo's time bound, not the client's cancel.
+    static DEADLINE_PASSED: Cell<bool> = const { Cell::new(false) };
+}
+
 /// Runs `f` inside a subtransaction. On success its work is kept; on a PostgreSQL error (or a Rust
 /// panic) it is rolled back and the error returned. Every setting changed inside, including a
 /// `SET LOCAL ROLE`, is undone before returning, so nothing leaks into the caller's transaction.
+/// A query cancel (57014) is rolled back and raised again, unless it is chumbo's own per-call
+/// time bound: the client's cancel or the session's statement_timeout must end the statement.
 pub fn in_subtransaction<R>(f: impl FnOnce() -> R) -> Result<R, CaughtSqlError> {
+    // SAFETY: the subtransaction is begun and then either released or rolled back on every path
+    // (PgTryBuilder catches PostgreSQL errors and Rust panics alike); memory context, resource
+    // owner and GUC nest level are restored to the values saved here before returning.
     unsafe {
         let nest_level = pg_sys::NewGUCNestLevel();
         let old_context = pg_sys::CurrentMemoryContext;
@@ -117,18 +162,14 @@ pub fn in_subtransaction<R>(f: impl FnOnce() -> R) -> Result<R, CaughtSqlError> 
         }))
         .catch_others(|e| {
             pg_sys::MemoryContextSwitchTo(old_context);
-            let caught = match &e {
-                pgrx::pg_sys::panic::CaughtError::PostgresError(r)
-                | pgrx::pg_sys::panic::CaughtError::ErrorReport(r)
-                | pgrx::pg_sys::panic::CaughtError::RustPanic { ereport: r, .. } => {
-                    CaughtSqlError {
-                        sqlstate: sqlstate_of(r.sql_error_code()),
-                        message: r.message().to_string(),
-                    }
-                }
-            };
+            let error = caught(&e);
             pg_sys::RollbackAndReleaseCurrentSubTransaction();
-            Err(caught)
+            if error.sqlstate == "57014" && !DEADLINE_PASSED.with(|d| d.replace(false)) {
+                pg_sys::CurrentResourceOwner = old_owner;
+                pg_sys::AtEOXact_GUC(false, nest_level);
+                e.rethrow()
+            }
+            Err(error)
         })
         .execute();
 
@@ -139,29 +180,124 @@ pub fn in_subtransaction<R>(f: impl FnOnce() -> R) -> Result<R, CaughtSqlError> 
     }
 }
 
-/// Runs `f` as `role` with `request.jwt.claims` (and the legacy `request.jwt.claim.*` keys) set,
-/// in a subtransaction (see [in_subtransaction]), so RLS applies and nothing leaks out.
-pub fn run_as_caller<R>(
-    role: &str,
-    claims: &serde_json::Value,
-    f: impl FnOnce() -> R,
-) -> Result<R, CaughtSqlError> {
-    in_subtransaction(|| {
-        set_guc("request.jwt.claims", &claims.to_string());
-        if let Some(obj) = claims.as_object() {
-            for (k, v) in obj {
-                if k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-                    let text = match v {
-                        serde_json::Value::String(s) => s.clone(),
-                        other => other.to_string(),
-                    };
-                    set_guc(&format!("request.jwt.claim.{k}"), &text);
-                }
+// utils/timeout.h and commands/sequence.h are not bound by pgrx. TimeoutId is a C enum (int).
+const STATEMENT_TIMEOUT: i32 = 3;
+unsafe extern "C-unwind" {
+    fn enable_timeout_at(id: i32, fin_time: pg_sys::TimestampTz);
+    fn disable_timeout(id: i32, keep_indicator: bool);
+    fn get_timeout_active(id: i32) -> bool;
+    fn get_timeout_finish_time(id: i32) -> pg_sys::TimestampTz;
+    fn ResetSequenceCaches();
+}
+
+/// The statement timer while a capability runs: the earlier of the session's own deadline and
+/// now + `budget_ms`; the session's deadline is put back afterwards.
+struct TimeBound {
+    at: pg_sys::TimestampTz,
+    outer: Option<pg_sys::TimestampTz>,
+}
+
+impl TimeBound {
+    fn arm(budget_ms: u64) -> TimeBound {
+        // SAFETY: plain calls into timeout.c; they only raise FATAL (never longjmp into Rust).
+        unsafe {
+            let outer = get_timeout_active(STATEMENT_TIMEOUT)
+                .then(|| get_timeout_finish_time(STATEMENT_TIMEOUT));
+            let ours = pg_sys::GetCurrentTimestamp()
+                .saturating_add((budget_ms.min(i64::MAX as u64 / 1000) as i64) * 1000);
+            let at = outer.map_or(ours, |o| o.min(ours));
+            DEADLINE_PASSED.with(|d| d.set(false));
+            enable_timeout_at(STATEMENT_TIMEOUT, at);
+            TimeBound { at, outer }
+        }
+    }
+
+    fn disarm(&self) {
+        // SAFETY: as in arm.
+        unsafe {
+            let passed = pg_sys::GetCurrentTimestamp() >= self.at;
+            // Ours only if the session's own deadline was not the earlier one.
+            let ours = passed && self.outer.is_none_or(|o| o > self.at);
+            DEADLINE_PASSED.with(|d| d.set(ours));
+            if ours && pg_sys::QueryCancelPending != 0 {
+                // The timer fired as the call ended, before anything checked for interrupts:
+                // the call is over, so its deadline must not cancel what chumbo does next.
+                pg_sys::QueryCancelPending = 0;
+            }
+            match self.outer {
+                Some(outer) => enable_timeout_at(STATEMENT_TIMEOUT, outer),
+                None => disable_timeout(STATEMENT_TIMEOUT, false),
             }
         }
-        set_guc("role", role);
-        f()
-    })
+    }
+}
+
+const LOCAL_AND_RESTRICTED: i32 =
+    (pg_sys::SECURITY_LOCAL_USERID_CHANGE | pg_sys::SECURITY_RESTRICTED_OPERATION) as i32;
+
+/// Runs `f` as the role `role` the way PostgreSQL runs security-definer code: a local user-id
+/// change plus a security-restricted operation, which tool code cannot undo (`SET ROLE`,
+/// `RESET ROLE`, `SET SESSION AUTHORIZATION`, a `SET role` clause, `set_config('role', …)`,
+/// changing `request.jwt.claims` all fail) and inside which nothing can be left in the session
+/// (temporary objects, WITH HOLD cursors, PREPARE, LISTEN are refused). `request.jwt.claims`
+/// (and the legacy `request.jwt.claim.*` keys) are set first, in a subtransaction (see
+/// [in_subtransaction]), with the statement timer bounded by `budget_ms`. Afterwards the
+/// session keeps nothing of the call: session advisory locks and sequence state are dropped.
+pub fn run_as_caller<R>(
+    role: pg_sys::Oid,
+    claims: &serde_json::Value,
+    budget_ms: u64,
+    f: impl FnOnce() -> R,
+) -> Result<R, CaughtSqlError> {
+    let outcome = in_subtransaction(|| {
+        set_claims(claims);
+        let (mut user, mut context) = (pg_sys::Oid::INVALID, 0);
+        // SAFETY: the saved user and context are put back in `finally`, which PgTryBuilder runs
+        // on success, error and panic alike; an error also rolls the subtransaction back, which
+        // restores them as well.
+        unsafe { pg_sys::GetUserIdAndSecContext(&mut user, &mut context) };
+        let bound = TimeBound::arm(budget_ms);
+        PgTryBuilder::new(std::panic::AssertUnwindSafe(|| {
+            unsafe { pg_sys::SetUserIdAndSecContext(role, context | LOCAL_AND_RESTRICTED) };
+            f()
+        }))
+        .finally(|| {
+            unsafe { pg_sys::SetUserIdAndSecContext(user, context) };
+            bound.disarm();
+        })
+        .execute()
+    });
+    forget_session_state();
+    outcome
+}
+
+/// What a capability may leave in the session despite the restricted operation: session-level
+/// advisory locks (they survive rollback) and currval/lastval. chumbo's entry points are made for
+/// pooled connections, so they drop both after every capability call.
+fn forget_session_state() {
+    // SAFETY: the same calls pg_advisory_unlock_all() and DISCARD SEQUENCES make; both are valid
+    // inside a transaction.
+    unsafe {
+        pg_sys::LockReleaseSession(pg_sys::USER_LOCKMETHOD as pg_sys::LOCKMETHODID);
+        ResetSequenceCaches();
+    }
+}
+
+/// Sets `request.jwt.claims` and the legacy `request.jwt.claim.<key>` settings for the call.
+/// Both are defined by chumbo (see [crate::guards]) so that tool code cannot change them.
+fn set_claims(claims: &serde_json::Value) {
+    set_guc("request.jwt.claims", &claims.to_string());
+    if let Some(obj) = claims.as_object() {
+        for (k, v) in obj {
+            if crate::guards::protect_claim(k) {
+                let text = match v {
+                    serde_json::Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                set_guc(&format!("request.jwt.claim.{k}"), &text);
+            }
+        }
+    }
 }
 
 /// A setting's value, read without SPI (no query, no transaction id).
@@ -195,13 +331,21 @@ pub fn current_role_name() -> String {
     }
 }
 
-/// Called before chumbo writes its own bookkeeping (an audit row) into a transaction that has
-/// written nothing else: lets that commit skip waiting for the WAL flush, so a read-only MCP call
-/// does not pay a disk sync for its audit row. A transaction that already wrote keeps
-/// synchronous commit, so application data is never made less durable. (The setting is
-/// transaction-local: SET LOCAL synchronous_commit = off.)
+/// Called before chumbo writes its own bookkeeping (an audit row) into a single-statement
+/// transaction that has written nothing else: lets that commit skip waiting for the WAL flush, so
+/// a read-only MCP call does not pay a disk sync for its audit row. A transaction that already
+/// wrote, or an explicit transaction block (whose later statements may write), keeps synchronous
+/// commit, so application data is never made less durable.
 pub fn relax_commit_for_bookkeeping() {
-    if unsafe { pg_sys::GetTopTransactionIdIfAny() } == pg_sys::InvalidTransactionId {
+    // SAFETY: read-only looks at the transaction state.
+    let (in_block, wrote) = unsafe {
+        (
+            pg_sys::IsTransactionBlock(),
+            pg_sys::GetTopTransactionIdIfAny() != pg_sys::InvalidTransactionId,
+        )
+    };
+    // Inside BEGIN … COMMIT the caller may write more after this call: never relax there.
+    if !in_block && !wrote {
         set_local("synchronous_commit", "off");
     }
 }

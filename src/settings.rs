@@ -26,7 +26,8 @@ pub struct Settings {
     /// are refused whatever this says.
     pub allowed_roles: Vec<String>,
     pub auth_mode: AuthMode,
-    /// Accepted `iss` values. Empty: any issuer whose key is in the JWKS.
+    /// Accepted `iss` values (exact strings). Required for bearer and oauth modes: with none,
+    /// every token is refused.
     pub jwt_issuers: Vec<String>,
     /// Accepted `aud` values. Empty: the canonical resource URL the edge passes.
     pub jwt_audience: Vec<String>,
@@ -49,6 +50,14 @@ pub struct Settings {
     pub rate_limit_per_minute: Option<u32>,
     /// Write one chumbo.audit_events row per request outcome.
     pub audit: bool,
+    /// Time bound of one capability call in milliseconds (a tool may set its own with
+    /// `@mcp {"timeoutMs": N}`); the session's own statement_timeout still applies if earlier.
+    pub call_timeout_ms: u64,
+    /// Requests of one principal that may run at once (across all connections); more get HTTP
+    /// 429 with Retry-After. 0 turns the limit off.
+    pub max_in_flight: u32,
+    /// subscriptions/listen streams one principal may hold open at the edge.
+    pub max_listen_streams: u32,
     /// Namespaces capability code may use with chumbo.state_get/put/delete (sql/state.sql reads
     /// this key itself); empty: durable state is off.
     pub state_namespaces: Vec<String>,
@@ -73,6 +82,9 @@ impl Default for Settings {
             instructions: None,
             rate_limit_per_minute: None,
             audit: true,
+            call_timeout_ms: 30_000,
+            max_in_flight: 4,
+            max_listen_streams: 4,
             state_namespaces: vec![],
             sandbox_stopper: None,
         }

@@ -1,6 +1,7 @@
 -- Rate limits per principal: a tool with @mcp {"rateLimit": {"perMinute": 3}} answers an isError
--- result with the retry time on the 4th call of a minute, for Alice only: Bob, another OAuth
--- client of Alice, and another issuer's token with Alice's subject each have their own window.
+-- result with the retry time on the 4th call of a minute, for Alice only: Bob and another
+-- issuer's token with Alice's subject each have their own window; another OAuth client of Alice
+-- does not (a user must not get a fresh budget by registering a client).
 -- Counters hold digests, never the subject. chumbo._rate_hit as the owner: exactly N per window.
 -- Time is pinned (chumbo.now()), so the windows are the test's, not the wall clock's.
 begin;
@@ -45,11 +46,11 @@ select pg_temp.outcome(pg_temp.tool(:'alice', 'limited_echo', '{"word":"alice-la
 set local chumbo.pinned_now = '2026-01-01 00:01:00+00';
 select pg_temp.outcome(pg_temp.tool(:'alice', 'limited_echo', '{"word":"alice-next"}')) as alice_next_window;
 select string_agg(word, ' ' order by n) as runs, (select last_value from public.echo_runs_n_seq) as function_entries
-  from public.echo_runs where n > 10;
+  from public.echo_runs where word like 'alice-%';
 -- other tools are not limited
 select jsonb_path_query_array(pg_temp.tool(:'alice', 'list_projects'), '$.result.structuredContent.rows[*].name') as other_tool;
--- counters: one bucket per tool and principal (+ client), all digests
-select count(*) as buckets, sum(hits) as hits, bool_and(bucket ~ '^tool:limited_echo:[0-9a-f]{64}:') as digest_buckets,
+-- counters: one bucket per tool and principal, all keyed digests
+select count(*) as buckets, sum(hits) as hits, bool_and(bucket ~ '^tool:limited_echo:[0-9a-f]{64}$') as digest_buckets,
        bool_and(bucket !~ 'aaaaaaaa|bbbbbbbb') as no_subjects
   from chumbo.rate_counters where bucket like 'tool:limited_echo:%';
 -- finished windows are reclaimed, a few per hit

@@ -37,7 +37,7 @@ select r -> 'result' -> 'isError' as is_error, r -> 'result' -> 'structuredConte
 -- only a policy can refuse; what is left afterwards is read as the owner.
 grant update (org_id) on public.projects to authenticated;
 grant delete on public.documents to authenticated;
-select has_table_privilege('authenticated', 'public.documents', 'INSERT') as insert_documents_granted,
+select (select bool_and(has_column_privilege('authenticated', 'public.documents', c, 'INSERT')) from unnest(array['project_id', 'title', 'body']) c) as insert_documents_granted,
        has_column_privilege('authenticated', 'public.projects', 'name', 'UPDATE') as update_name_granted,
        has_column_privilege('authenticated', 'public.projects', 'org_id', 'UPDATE') as update_org_id_granted,
        has_table_privilege('authenticated', 'public.documents', 'DELETE') as delete_documents_granted;

@@ -76,13 +76,14 @@ select value::text as settings_before from chumbo.settings \gset
 create function mcp.peek_settings() returns jsonb language sql stable
   as $$ select value from chumbo.settings $$;
 grant execute on function mcp.peek_settings() to authenticated;
-select r -> 'result' -> 'isError' as is_error, strpos(r::text, 'leak_canary_060') = 0 as no_leak
+select r -> 'result' -> 'isError' as is_error, split_part(r #>> '{result,content,0,text}', ' (trace id', 1) as error,
+       strpos(r::text, 'leak_canary_060') = 0 as no_leak
   from chumbo.handle('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"peek_settings","arguments":{}}}',
                      '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}') r;
 create function mcp.poke_settings() returns void language sql
   as $$ update chumbo.settings set value = '{"auth_mode":"public"}' $$;
 grant execute on function mcp.poke_settings() to authenticated;
-select r -> 'result' -> 'isError' as is_error
+select r -> 'result' -> 'isError' as is_error, split_part(r #>> '{result,content,0,text}', ' (trace id', 1) as error
   from chumbo.handle('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"poke_settings","arguments":{}}}',
                      '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}') r;
 select value::text = :'settings_before' as settings_unchanged from chumbo.settings;

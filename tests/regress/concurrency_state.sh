@@ -66,7 +66,7 @@ create table state_conc.hits (result int);
 create table state_conc.tool_calls (is_error boolean);
 create table state_conc.registers (result text);
 create table state_conc.stop_calls (provider text, provider_sandbox_id text, backend int,
-  job xid8 default pg_current_xact_id(), job_started timestamptz default now(), at timestamptz default clock_timestamp());
+  job xid8 default pg_current_xact_id(), lock_held_since timestamptz, at timestamptz default clock_timestamp());
 -- The application's stopper: records the call and takes a little time, like a provider API would.
 -- Every call holds a shared advisory lock until its job (transaction) ends, so each job can see
 -- that the other one is running; the first call in each session waits for that (bounded: 30 s,
@@ -74,8 +74,10 @@ create table state_conc.stop_calls (provider text, provider_sandbox_id text, bac
 create function state_conc.stop(provider text, provider_sandbox_id text) returns void language plpgsql as \$\$
 declare
   polls int := 0;
+  held_since timestamptz;
 begin
   perform pg_advisory_xact_lock_shared(74201);
+  held_since := clock_timestamp();
   if not exists (select from state_conc.stop_calls c where c.backend = pg_backend_pid()) then
     while (select count(distinct l.pid) from pg_locks l
             where l.locktype = 'advisory' and l.database = (select oid from pg_database where datname = current_database())
@@ -85,7 +87,8 @@ begin
       polls := polls + 1;
     end loop;
   end if;
-  insert into state_conc.stop_calls (provider, provider_sandbox_id, backend) values (provider, provider_sandbox_id, pg_backend_pid());
+  insert into state_conc.stop_calls (provider, provider_sandbox_id, backend, lock_held_since)
+    values (provider, provider_sandbox_id, pg_backend_pid(), held_since);
   perform pg_sleep(0.003);
 end \$\$;
 update chumbo.settings set value = value
@@ -161,10 +164,12 @@ check "idle stop: still running" 0 "$(q -c "select count(*) from chumbo.sandboxe
 check "idle stop: both jobs stopped some" 2 "$backends"
 check "idle stop: every sandbox stopped cleanly (status, stopped_at, no error, no retry)" "$SANDBOXES" \
   "$(q -c "select count(*) from chumbo.sandboxes where provider = 'conc-fake' and status = 'stopped' and stopped_at is not null and last_error is null and attempts = 0")"
-# Overlap: a job of one session and a job of the other were running at the same time (job start =
-# its transaction's start, job end >= its last stopper call).
+# Overlap: a job of one session and a job of the other were stopping sandboxes at the same time
+# (from its first stopper call taking the lock to its last recorded stop). The barrier makes this
+# hold by construction: both first jobs hold the lock at the moment the later of them took it.
+# Jobs that only ran one after the other (say, serialized by a lock) would not intersect.
 check "idle stop: jobs of both sessions overlapped in time" t "$(q -c "
-  with jobs as (select backend, job, min(job_started) as started, max(at) as last_call from state_conc.stop_calls group by 1, 2)
+  with jobs as (select backend, job, min(lock_held_since) as started, max(at) as last_call from state_conc.stop_calls group by 1, 2)
   select exists (select from jobs a join jobs b on a.backend < b.backend
                   where a.started <= b.last_call and b.started <= a.last_call)")"
 

@@ -67,8 +67,8 @@ for (const { scenario, checks } of rows) {
       lines.push(`      expected ${c.status} ${c.id}: ${entry.reason.trim().split("\n")[0]}`);
     } else {
       unexpected++;
-      problems.push(`${scenario}: ${c.status} ${c.id}${entry ? " (listed, but this run requires every scored scenario to pass)" : ""}: ${c.errorMessage ?? ""}`);
-      lines.push(`      UNEXPECTED ${c.status} ${c.id}: ${c.errorMessage ?? ""}`);
+      problems.push(`${scenario}: ${c.status} ${c.id}${entry ? " (listed, but this run requires every scored scenario to pass)" : ""}: ${c.errorMessage ?? c.details?.message ?? ""}`);
+      lines.push(`      UNEXPECTED ${c.status} ${c.id}: ${c.errorMessage ?? c.details?.message ?? ""}`);
     }
   }
   const verdict = unexpected ? "FAILED" : expected ? "expected failures only" : "ok";

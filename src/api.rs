@@ -211,6 +211,8 @@ fn process_message(
             "detail": if opted_in { json!({"arguments": params.get("arguments")}) } else { Value::Null },
         }));
     }
+    // The audit insert used a sequence: lastval() must not tell the next caller anything.
+    session::forget_session_state();
     (Some(reply), missing_scopes)
 }
 
@@ -227,7 +229,10 @@ fn in_request<R>(
     let state_key = registry.keys.get("state").cloned().unwrap_or_default();
     principal::enter(caller.principal.clone(), state_key);
     PgTryBuilder::new(std::panic::AssertUnwindSafe(f))
-        .finally(principal::leave)
+        .finally(|| {
+            principal::leave();
+            session::forget_session_state();
+        })
         .execute()
 }
 

@@ -150,7 +150,8 @@ fn category(e: &CaughtSqlError) -> Option<&'static str> {
         ("P0003", _) => "The capability's query found more than one row",
         ("0A000", _) => "Not supported",
         (_, "53") => "The server is out of resources; retry later",
-        (_, "55") => "The object is in use or not in the required state; retry later",
+        ("55P03" | "55006", _) => "The object is in use; retry later",
+        (_, "55") => "The object is not in a state that allows this",
         _ => return None,
     })
 }

@@ -44,6 +44,8 @@ pick_port() {
   for _ in $(seq 100); do
     port=$(( first + (RANDOM * 32768 + RANDOM) % (lo - first) ))
     [[ "$_PICKED_PORTS" == *" $port "* ]] && continue
+    # pgrx's own clusters: 28800 + major (cargo pgrx run), 32200 + major (cargo pgrx test)
+    if ((port / 100 == 288 || port / 100 == 322)); then continue; fi
     if port_is_free "$port"; then
       _PICKED_PORTS+="$port "
       printf -v "$var" '%s' "$port"; export "${var?}"

@@ -146,11 +146,15 @@ update public.flaky_ok set ok = true;
 select chumbo.sandbox_idle_stop() as retry_recovered;
 select provider_sandbox_id, status, attempts, last_error from chumbo.sandboxes where provider_sandbox_id = 'flaky-1';
 select count(*) as calls, count(distinct provider_sandbox_id) as distinct_sandboxes from public.stopped_calls;
--- max_sandboxes bounds one run
-update chumbo.sandboxes set status = 'running', stopped_at = null, last_used_at = chumbo.now() - interval '1 hour';
+-- max_sandboxes bounds one run, and a run takes the longest idle first (all idle here, each a
+-- minute longer than the next by provider id: time is pinned, so nothing else orders them)
+update chumbo.sandboxes s set status = 'running', stopped_at = null, last_attempt_at = null,
+       last_used_at = chumbo.now() - interval '1 hour' - interval '1 minute' * (10 - o.n)
+  from (select id, row_number() over (order by provider_sandbox_id) as n from chumbo.sandboxes) o
+ where o.id = s.id;
 select count(*) as running from chumbo.sandboxes where status = 'running';
 select chumbo.sandbox_idle_stop(2) as bounded;
-select count(*) as still_running from chumbo.sandboxes where status = 'running';
+select string_agg(provider_sandbox_id, ' ' order by provider_sandbox_id) as still_running from chumbo.sandboxes where status = 'running';
 select pg_temp.named(pg_temp.sb(:'bob', 'register', '{"provider":"fakebox","psid":"fb-3","tenant":"globex"}')) as bob_revives;
 select provider_sandbox_id, status from chumbo.sandboxes where provider_sandbox_id = 'fb-3';
 -- the stopper is called as a function with parameters, whatever the provider id holds

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Throwaway PostgreSQL 15 cluster: scripts/cluster.sh start|stop|status|fresh
 #   CHUMBO_CLUSTER=dev  (default) port $CHUMBO_PG_PORT (54329): the `make run` cluster, data kept
-#   CHUMBO_CLUSTER=test           port $CHUMBO_TEST_PG_PORT (54339): `make test`, `fresh` each run
+#   CHUMBO_CLUSTER=test           port $CHUMBO_TEST_PG_PORT (default 54339; `make test` picks a free
+#                                 one and exports it), `fresh` each run
 # Postgres refuses to run as root, so everything runs as user postgres, with the data dir outside
 # the repo, listening on 127.0.0.1 only, trust auth (dev only). RUST_BACKTRACE is unset for the
 # server, otherwise every Rust-raised ERROR carries a backtrace in its DETAIL.

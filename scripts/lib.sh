@@ -9,7 +9,7 @@ PG_CONFIG="$PG_BIN/pg_config"               # versioned on purpose: /usr/bin/pg_
 # The short hash keeps two checkouts (e.g. a CI clone) from sharing one data dir.
 BASE="/var/tmp/chumbo-$(printf %s "$ROOT" | sha1sum | cut -c1-8)"
 DEV_PORT="${CHUMBO_PG_PORT:-54329}"
-TEST_PORT="${CHUMBO_TEST_PG_PORT:-54339}"
+TEST_PORT="${CHUMBO_TEST_PG_PORT:-54339}"   # `make test` picks a free one instead (pick_port)
 # Project-local tools (Node 22, Deno) first on PATH; cargo's bin for cargo-pgrx.
 export PATH="$ROOT/tools/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 export DEBIAN_FRONTEND=noninteractive
@@ -27,4 +27,51 @@ psql_at() {
   local port="$1" db="$2"; shift 2
   PGOPTIONS="${PGOPTIONS:-} -c client_min_messages=warning" \
     psql -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$port" -U postgres -d "$db" "$@"
+}
+
+# pick_port VAR: unless VAR is already set (an explicit port always wins), set and export VAR to a
+# TCP port that is free on 127.0.0.1 and ::1 right now and that the kernel never hands out as the
+# local port of an outgoing connection: a random one just below net.ipv4.ip_local_port_range
+# (fixed ports inside that range, like 54339, can be taken by any outgoing connection unless a
+# best-effort sysctl reserved them). Ports picked earlier by this shell are not picked again.
+_PICKED_PORTS=" "
+pick_port() {
+  local var="$1" lo=32768 hi port _
+  if [[ -n "${!var:-}" ]]; then _PICKED_PORTS+="${!var} "; export "${var?}"; return 0; fi
+  read -r lo hi < /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+  local first=$(( lo > 13024 ? lo - 12000 : 1024 ))
+  ((lo > first)) || die "pick_port: no port range below the ephemeral range ($lo-$hi)"
+  for _ in $(seq 100); do
+    port=$(( first + (RANDOM * 32768 + RANDOM) % (lo - first) ))
+    [[ "$_PICKED_PORTS" == *" $port "* ]] && continue
+    # pgrx's own clusters: 28800 + major (cargo pgrx run), 32200 + major (cargo pgrx test)
+    if ((port / 100 == 288 || port / 100 == 322)); then continue; fi
+    if port_is_free "$port"; then
+      _PICKED_PORTS+="$port "
+      printf -v "$var" '%s' "$port"; export "${var?}"
+      return 0
+    fi
+  done
+  die "pick_port: no free port found for $var in $first-$((lo - 1))"
+}
+
+# port_is_free PORT: nothing is bound to PORT on 127.0.0.1 (nor on ::1, where there is IPv6).
+port_is_free() {
+  python3 - "$1" <<'PY'
+import errno, socket, sys
+port = int(sys.argv[1])
+for family, host in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
+    try:
+        s = socket.socket(family, socket.SOCK_STREAM)
+    except OSError:
+        continue                       # no IPv6 at all
+    try:
+        s.bind((host, port))
+    except OSError as e:
+        if family == socket.AF_INET6 and e.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
+            continue                   # no ::1 on this machine
+        sys.exit(1)
+    finally:
+        s.close()
+PY
 }

@@ -2,7 +2,9 @@
 # `make test` (and CI): every test suite, in this order, then a summary; non-zero on any failure.
 #   1. cargo pgrx test   Rust unit tests + #[pg_test] (own temporary cluster as user postgres)
 #   2. cargo pgrx install --release   AFTER 1, which leaves a debug pg_test build installed
-#   3. a fresh test cluster on 127.0.0.1:$CHUMBO_TEST_PG_PORT (54339), stopped at the end
+#   3. a fresh test cluster on 127.0.0.1:$CHUMBO_TEST_PG_PORT, stopped at the end
+#      Every port (test cluster, edges, pgbouncer, test servers) is picked free at run time, below
+#      the kernel's ephemeral range, and printed; a port set in the environment is used as is.
 #   4. tests/regress/run.sh   SQL regression (pg_regress)
 #   5. tests/readme/quickstart.sh, tests/e2e/run.sh, tests/conformance/run.sh   when present; they get PGHOST/PGPORT/PGUSER
 #      and TEST_DATABASE_URL (superuser, database postgres) for the test cluster, and can
@@ -34,9 +36,18 @@ trap cleanup EXIT
 
 "$ROOT/scripts/setup.sh"
 
-# 1. --runas needs a --pgdata that postgres can create directories in (target/ is root's).
-PGRX_PGDATA=/var/tmp/chumbo-pgrx-test
-mkdir -p "$PGRX_PGDATA" && chown postgres: "$PGRX_PGDATA"
+# Ports: whatever the environment sets, else free ones (lib.sh pick_port), so a fresh machine or
+# CI runner never depends on fixed ports inside the ephemeral range staying free.
+PORT_VARS=(CHUMBO_TEST_PG_PORT E2E_PORT E2E_PGBOUNCER_PORT E2E_PGB_EDGE_PORT E2E_JWKS_PORT E2E_SHUTDOWN_PORT
+           CHUMBO_CONFORMANCE_PORT CHUMBO_CONFORMANCE_2026_PORT OAUTH_EDGE_PORT OAUTH_AS_PORT)
+for v in "${PORT_VARS[@]}"; do pick_port "$v"; done
+TEST_PORT="$CHUMBO_TEST_PG_PORT"
+log "ports: $(for v in "${PORT_VARS[@]}"; do printf '%s=%s ' "$v" "${!v}"; done)"
+
+# 1. --runas needs a --pgdata that postgres can create directories in (target/ is root's); one per
+# checkout (BASE holds this checkout's hash), so two checkouts never share or wipe each other's.
+PGRX_PGDATA="$BASE/pgrx-test"
+mkdir -p "$PGRX_PGDATA" && chown postgres: "$BASE" "$PGRX_PGDATA"
 stage unit cargo pgrx test pg15 --runas postgres --pgdata "$PGRX_PGDATA"
 
 # 2. Without a working release install nothing below can run.

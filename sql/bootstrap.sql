@@ -14,18 +14,36 @@ create table chumbo.settings (
 insert into chumbo.settings default values;
 revoke all on chumbo.settings from public;
 
--- Bumped by DDL, COMMENT, GRANT and settings changes; every backend compares it with the version
--- its capability cache was built from. A sequence because bumps must not roll back with the DDL's
--- transaction failing later (a spurious rebuild is harmless, a missed one is not).
+-- The capability version. Every DDL, COMMENT, GRANT and settings change takes a number from the
+-- sequence (which never rolls back, so any backend sees at once that something may have moved)
+-- and records it in chumbo.schema_changes in its own transaction (which becomes visible exactly
+-- when the change commits). A backend's registry is labelled with the newest committed number it
+-- could see when it read the catalog, so a change still open elsewhere is never cached under a
+-- number that its commit would not move again.
 create sequence chumbo.schema_version;
 revoke all on sequence chumbo.schema_version from public;
+create table chumbo.schema_changes (version bigint primary key);
+revoke all on chumbo.schema_changes from public;
+insert into chumbo.schema_changes values (nextval('chumbo.schema_version'));
+
+create function chumbo._schema_changed() returns void
+language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
+declare
+    v bigint := nextval('chumbo.schema_version');
+begin
+    insert into chumbo.schema_changes values (v);
+    -- keep the table small: only the newest number matters
+    delete from chumbo.schema_changes c where c.ctid in (
+        select ctid from chumbo.schema_changes where version < v - 64 limit 16 for update skip locked);
+end $$;
+revoke all on function chumbo._schema_changed() from public;
 
 -- SECURITY DEFINER: event triggers run with the rights of whoever ran the DDL (a migration role,
--- `authenticated` creating a temp table); they must not need rights on chumbo's sequence.
+-- `authenticated` creating a temp table); they must not need rights on chumbo's own objects.
 create function chumbo._bump_schema_version() returns event_trigger
 language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
 begin
-    perform nextval('chumbo.schema_version');
+    perform chumbo._schema_changed();
     -- subscriptions/listen streams (held by the edge) turn this into list-changed notifications
     perform pg_notify('chumbo_capabilities', tg_tag);
 end $$;
@@ -39,7 +57,7 @@ create event trigger chumbo_drop_watch on sql_drop
 create function chumbo._settings_changed() returns trigger
 language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
 begin
-    perform nextval('chumbo.schema_version');
+    perform chumbo._schema_changed();
     return null;
 end $$;
 revoke all on function chumbo._settings_changed() from public;

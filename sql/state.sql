@@ -434,7 +434,7 @@ begin
          where x.status = 'running'
            and (x.last_used_at + pg_catalog.make_interval(secs => x.idle_seconds) <= chumbo.now()
                 or x.expires_at <= chumbo.now())
-         order by x.last_attempt_at nulls first, x.last_used_at
+         order by x.last_attempt_at nulls first, x.last_used_at, x.id
          limit greatest(max_sandboxes, 0)
          for update skip locked
     loop

@@ -142,6 +142,7 @@ fn process_message(
         Ok(Message::Request { id, method, params }) => (id, method, params),
     };
     let started = std::time::Instant::now();
+    DISPATCHED.with(|d| d.set(true));
     let progress = params
         .get("_meta")
         .and_then(|m| m.get("progressToken"))
@@ -211,6 +212,8 @@ fn process_message(
             "detail": if opted_in { json!({"arguments": params.get("arguments")}) } else { Value::Null },
         }));
     }
+    // The audit insert used a sequence: lastval() must not tell the next caller anything.
+    session::forget_session_state();
     (Some(reply), missing_scopes)
 }
 
@@ -227,7 +230,10 @@ fn in_request<R>(
     let state_key = registry.keys.get("state").cloned().unwrap_or_default();
     principal::enter(caller.principal.clone(), state_key);
     PgTryBuilder::new(std::panic::AssertUnwindSafe(f))
-        .finally(principal::leave)
+        .finally(|| {
+            principal::leave();
+            session::forget_session_state();
+        })
         .execute()
 }
 
@@ -262,7 +268,8 @@ fn caller_from(
         Some(Value::String(r)) => r.clone(),
         Some(_) => return Err("the role claim must be a string".into()),
     };
-    let role_oid = session::check_role(&role, &registry.settings.allowed_roles)?;
+    let role_oid =
+        session::check_role(&role, &registry.settings.allowed_roles, &registry.rls_owners)?;
     let key = registry.keys.get("state").map(Vec::as_slice).unwrap_or_default();
     let principal = match api_key {
         Some(k) => Principal::api_key(&k.id, &role, key),
@@ -456,14 +463,23 @@ fn error_answer(status: u16, id: &Value, code: i64, message: &str) -> Answer {
     )
 }
 
+thread_local! {
+    /// Set by process_message: the HTTP request reached a method (and so has its audit row).
+    static DISPATCHED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// The HTTP-shaped processing shared by `chumbo.http` and `chumbo.mcp`. `claims` is Some when an
 /// outer layer (PostgREST) already verified the token. Requests refused before any method runs
-/// (401, 413, 415, 429) get an audit row here; the others get theirs from process_message.
+/// (400, 401, 403, 413, 415, 429) get an audit row here; the others get theirs from
+/// process_message.
 pub fn process_http(request: &Value, verified_claims: Option<Value>) -> Answer {
     let started = std::time::Instant::now();
     let mut principal = None;
+    DISPATCHED.with(|d| d.set(false));
     let a = answer_http(request, verified_claims, &mut principal);
-    if matches!(a.status, 401 | 413 | 415 | 429) && registry::current().settings.audit {
+    // process_message audits every request it handles: audit here what was refused before it.
+    let dispatched = DISPATCHED.with(|d| d.replace(false));
+    if !dispatched && a.status >= 400 && registry::current().settings.audit {
         ledger::audit(json!({
             "trace_id": session::trace_id(),
             "era": "http",
@@ -638,7 +654,9 @@ fn answer_http(
     let origin = request
         .get("client")
         .and_then(Value::as_str)
-        .or_else(|| header(headers, "x-forwarded-for").and_then(|f| f.split(',').next()))
+        // Without the edge's word, the entry the nearest proxy appended: the client can only
+        // prepend entries, so the first one is whatever it likes.
+        .or_else(|| header(headers, "x-forwarded-for").and_then(|f| f.rsplit(',').next()))
         .map(|s| s.trim().to_string());
     let caller = match caller_from(&registry, Some(claims), origin, api_key.as_ref()) {
         Ok(c) => c,

@@ -21,6 +21,10 @@ pub enum Returned {
     Rows { rows: Vec<Value>, truncated: bool },
 }
 
+/// Names chumbo gives the parts of the call's SQL; no parameter may take one (reflection refuses
+/// them), so a parameter called `r` or `a` cannot be confused with them.
+pub const RESERVED_PREFIX: &str = "_chumbo";
+
 fn call_sql(cap: &Capability, args: &Map<String, Value>) -> String {
     let present: Vec<_> = cap
         .params
@@ -29,27 +33,40 @@ fn call_sql(cap: &Capability, args: &Map<String, Value>) -> String {
         .collect();
     let func = format!("mcp.{}", quote_ident(&cap.name));
     let from = if present.is_empty() {
-        format!("{func}() as r")
+        format!("{func}() as _chumbo_r")
     } else {
+        // bytea arrives as base64 text (its inputSchema says so): decode it, rather than let
+        // bytea's input function take the base64 characters as the bytes.
+        let is_bytea = |t: &str| t == "pg_catalog.bytea";
         let columns: Vec<String> = present
             .iter()
-            .map(|p| format!("{} {}", quote_ident(&p.name), p.sql_type))
+            .map(|p| {
+                let t = if is_bytea(&p.sql_type) { "pg_catalog.text" } else { p.sql_type.as_str() };
+                format!("{} {t}", quote_ident(&p.name))
+            })
             .collect();
         let named: Vec<String> = present
             .iter()
-            .map(|p| format!("{q} => _a.{q}", q = quote_ident(&p.name)))
+            .map(|p| {
+                let q = quote_ident(&p.name);
+                if is_bytea(&p.sql_type) {
+                    format!("{q} => pg_catalog.decode(_chumbo_a.{q}, 'base64')")
+                } else {
+                    format!("{q} => _chumbo_a.{q}")
+                }
+            })
             .collect();
         format!(
-            "pg_catalog.jsonb_to_record($1) as _a({}), lateral {func}({}) as r",
+            "pg_catalog.jsonb_to_record($1) as _chumbo_a({}), lateral {func}({}) as _chumbo_r",
             columns.join(", "),
             named.join(", ")
         )
     };
     let value = match cap.returns {
-        ReturnShape::ToolResult => "r::pg_catalog.jsonb",
-        ReturnShape::Bytes => "pg_catalog.to_jsonb(pg_catalog.encode(r, 'base64'))",
+        ReturnShape::ToolResult => "_chumbo_r::pg_catalog.jsonb",
+        ReturnShape::Bytes => "pg_catalog.to_jsonb(pg_catalog.encode(_chumbo_r, 'base64'))",
         ReturnShape::Void => "'null'::pg_catalog.jsonb",
-        ReturnShape::Json | ReturnShape::Row | ReturnShape::Text => "pg_catalog.to_jsonb(r)",
+        ReturnShape::Json | ReturnShape::Row | ReturnShape::Text => "pg_catalog.to_jsonb(_chumbo_r)",
     };
     if cap.returns_set {
         format!("select {value} from {from} limit $2")
@@ -58,21 +75,25 @@ fn call_sql(cap: &Capability, args: &Map<String, Value>) -> String {
     }
 }
 
-/// Runs `cap` for `caller` with already-validated `args`, within `timeout_ms`.
-pub fn call(
+/// Runs `cap` for `caller` with already-validated `args`, within `timeout_ms`, and turns what it
+/// returned into the answer with `finish` while still inside the call's subtransaction: when
+/// `finish` rejects the result (too large, not matching the outputSchema), the call fails and
+/// its writes are rolled back, so a caller told "failed" never has to fear a double write.
+pub fn call<T>(
     cap: &Capability,
     caller: &Caller,
     args: &Map<String, Value>,
     max_rows: usize,
     max_bytes: usize,
     timeout_ms: u64,
-) -> Result<Returned, CaughtSqlError> {
+    finish: impl FnOnce(Returned) -> Result<T, String>,
+) -> Result<T, CaughtSqlError> {
     let sql = call_sql(cap, args);
     let args_json = JsonB(Value::Object(args.clone()));
     let limit = (max_rows + 1) as i64;
     let returns_set = cap.returns_set;
     session::run_as_caller(caller.role_oid, &caller.claims, timeout_ms, move || {
-        Spi::connect_mut(|client| {
+        let returned = Spi::connect_mut(|client| {
             let table = session::run_kept(
                 client,
                 &sql,
@@ -100,7 +121,19 @@ pub fn call(
                 rows.push(v);
             }
             Ok(Returned::Rows { rows, truncated })
-        })
+        });
+        match returned.map(finish) {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(rejected)) => {
+                ereport!(
+                    PgLogLevel::ERROR,
+                    PgSqlErrorCode::ERRCODE_DATA_EXCEPTION,
+                    format!("chumbo: {rejected}")
+                );
+                unreachable!("ereport(ERROR) does not return")
+            }
+            Err(e) => Err(e),
+        }
     })
     .and_then(|r| r.map_err(|e| CaughtSqlError::internal(e.to_string())))
 }
@@ -150,7 +183,8 @@ fn category(e: &CaughtSqlError) -> Option<&'static str> {
         ("P0003", _) => "The capability's query found more than one row",
         ("0A000", _) => "Not supported",
         (_, "53") => "The server is out of resources; retry later",
-        (_, "55") => "The object is in use or not in the required state; retry later",
+        ("55P03" | "55006", _) => "The object is in use; retry later",
+        (_, "55") => "The object is not in a state that allows this",
         _ => return None,
     })
 }

@@ -315,13 +315,14 @@ enum Stop {
 /// Runs a capability, with MRTR: earlier rounds' input (from a verified `requestState`) and this
 /// retry's `inputResponses` are available to `chumbo.input`; input still missing ends the call as
 /// `input_required` with a fresh `requestState`.
-fn run(
+fn run<T>(
     ctx: &Context,
     cap: &Capability,
     args: &Map<String, Value>,
     params: &Map<String, Value>,
     method: &str,
-) -> Result<Returned, Stop> {
+    finish: impl FnOnce(Returned) -> Result<T, String>,
+) -> Result<T, Stop> {
     let reply = |f: Failure| Stop::Reply(Err(f));
     let digest = ctx.caller.principal.digest().to_string();
     let bound_to = if method == "resources/read" {
@@ -382,10 +383,19 @@ fn run(
     mrtr::begin(ctx.modern.is_some(), client_capabilities, responses);
     let s = &ctx.registry.settings;
     let timeout_ms = cap.meta.timeout_ms.unwrap_or(s.call_timeout_ms);
-    let outcome = execute::call(cap, ctx.caller, args, s.max_rows, s.max_result_bytes, timeout_ms);
+    let outcome = execute::call(
+        cap,
+        ctx.caller,
+        args,
+        s.max_rows,
+        s.max_result_bytes,
+        timeout_ms,
+        finish,
+    );
     let round = mrtr::finish();
-    let Err(e) = outcome else {
-        return Ok(outcome.unwrap_or(Returned::One(None)));
+    let e = match outcome {
+        Ok(v) => return Ok(v),
+        Err(e) => e,
     };
     if let Some(round) = round {
         if !round.undeclared.is_empty() {
@@ -493,11 +503,16 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> Answer {
             )));
         }
     }
-    let returned = match run(ctx, cap, &args, params, "tools/call") {
-        Ok(r) => r,
-        Err(Stop::Reply(a)) => return a,
-        Err(Stop::Failed(e)) => return Ok(tool_error(e.message)),
-    };
+    match run(ctx, cap, &args, params, "tools/call", |r| tool_result(ctx, cap, r)) {
+        Ok(result) => Ok(result),
+        Err(Stop::Reply(a)) => a,
+        Err(Stop::Failed(e)) => Ok(tool_error(e.message)),
+    }
+}
+
+/// The tools/call result for what the function returned, or why it must not be given (the call
+/// then fails and its writes are undone, see execute::call).
+fn tool_result(ctx: &Context, cap: &Capability, returned: Returned) -> Result<Value, String> {
     let max = ctx.registry.settings.max_result_bytes;
     let (text, structured) = match (cap.returns, returned) {
         (ReturnShape::ToolResult, Returned::One(Some(v))) => return Ok(v),
@@ -522,18 +537,18 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> Answer {
         (_, Returned::One(None)) => ("null".to_string(), None),
     };
     if text.len() + events::bytes() > max {
-        return Ok(tool_error(format!(
-            "The result is {} bytes (with {} bytes of notifications), over the limit of {max} bytes",
+        return Err(format!(
+            "the result is {} bytes (with {} bytes of notifications), over the limit of {max} bytes",
             text.len(),
             events::bytes()
-        )));
+        ));
     }
     if let (Some(v), Some(s)) = (&cap.output_validator, &structured) {
         if !v.is_valid(s) {
-            return Ok(tool_error(format!(
+            return Err(format!(
                 "{} returned a result that does not match its outputSchema",
                 cap.name
-            )));
+            ));
         }
     }
     let mut result = json!({"content": [{"type": "text", "text": text}]});
@@ -586,7 +601,7 @@ fn read_resource(ctx: &Context, params: &Map<String, Value>) -> Answer {
         .into_iter()
         .map(|(k, v)| (k, Value::String(v)))
         .collect();
-    let value = match run(ctx, cap, &args, params, "resources/read") {
+    let value = match run(ctx, cap, &args, params, "resources/read", Ok) {
         Ok(Returned::One(Some(v))) if !v.is_null() => v,
         Ok(_) => return Err(not_found_for(ctx, uri)),
         Err(Stop::Reply(a)) => return a,
@@ -651,7 +666,7 @@ fn get_prompt(ctx: &Context, params: &Map<String, Value>) -> Answer {
         ))
         .into());
     }
-    let value = match run(ctx, cap, &args, params, "prompts/get") {
+    let value = match run(ctx, cap, &args, params, "prompts/get", Ok) {
         Ok(Returned::One(v)) => v.unwrap_or(Value::Null),
         Ok(Returned::Rows { .. }) => Value::Null,
         Err(Stop::Reply(a)) => return a,

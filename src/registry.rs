@@ -80,6 +80,8 @@ pub struct Registry {
     pub keys: HashMap<String, Vec<u8>>,
     pub settings: Settings,
     pub settings_error: Option<String>,
+    /// Owners of tables whose row-level security does not apply to them.
+    pub rls_owners: Vec<pg_sys::Oid>,
     pub capabilities: Vec<Capability>,
     pub entries: Vec<Entry>,
     by_name: HashMap<(String, u8), usize>,
@@ -121,8 +123,9 @@ thread_local! {
 }
 
 /// chumbo.schema_version's last value, read through the syscache and the sequence itself rather
-/// than SPI: this runs on every request.
-fn current_version() -> i64 {
+/// than SPI: this runs on every request. It moves at every change, committed or not.
+fn sequence_value() -> i64 {
+    // SAFETY: catalog lookups by name; pg_sequence_last_value takes the sequence's oid.
     let seq = unsafe {
         let schema = pg_sys::get_namespace_oid(c"chumbo".as_ptr(), false);
         pg_sys::get_relname_relid(c"schema_version".as_ptr(), schema)
@@ -136,28 +139,59 @@ fn current_version() -> i64 {
     .unwrap_or(0)
 }
 
+/// The newest change this transaction can see committed (or made itself).
+fn committed_version() -> i64 {
+    session::as_owner(|| {
+        Spi::connect(|c| {
+            c.select("select max(version) from chumbo.schema_changes", Some(1), &[])?
+                .first()
+                .get_one::<i64>()
+        })
+    })
+    .ok()
+    .flatten()
+    .unwrap_or(0)
+}
+
+thread_local! {
+    /// The sequence value at which the cached registry was last known to be current: while the
+    /// sequence stays there, nothing can have changed. -1 while a change is still uncommitted (or
+    /// was rolled back): then every request checks chumbo.schema_changes.
+    static CONFIRMED_AT: std::cell::Cell<i64> = const { std::cell::Cell::new(-1) };
+}
+
 /// The registry for the current schema version, rebuilt when DDL/COMMENT/GRANT/settings moved it.
 pub fn current() -> Rc<Registry> {
-    let version = current_version();
-    if let Some(r) = CACHE.with(|c| {
+    let seq = sequence_value();
+    // SAFETY: reads the current transaction's id, if it has one.
+    let xid = unsafe { pg_sys::GetTopTransactionIdIfAny() };
+    let cached = CACHE.with(|c| {
         c.borrow()
             .as_ref()
-            .filter(|r| {
-                r.version == version
-                    && r.built_in
-                        .is_none_or(|x| x == unsafe { pg_sys::GetTopTransactionIdIfAny() })
-            })
+            .filter(|r| r.built_in.is_none_or(|x| x == xid))
             .cloned()
-    }) {
-        return r;
+    });
+    if let Some(r) = &cached {
+        if CONFIRMED_AT.with(|c| c.get()) == seq {
+            return r.clone();
+        }
     }
-    let registry = Rc::new(build(version));
-    CACHE.with(|c| *c.borrow_mut() = Some(registry.clone()));
+    // Read before the catalog: the registry is then at least as new as its label.
+    let committed = committed_version();
+    let registry = match cached.filter(|r| r.version == committed) {
+        Some(r) => r,
+        None => {
+            let r = Rc::new(build(committed));
+            CACHE.with(|c| *c.borrow_mut() = Some(r.clone()));
+            r
+        }
+    };
+    CONFIRMED_AT.with(|c| c.set(if committed >= seq { seq } else { -1 }));
     registry
 }
 
 fn build(version: i64) -> Registry {
-    let (functions, settings_json, keys) = session::as_owner(|| {
+    let (functions, settings_json, keys, rls_owners) = session::as_owner(|| {
         // `select`, not Spi::get_one (which runs as a write and takes a transaction id).
         let read =
             |sql: &str| Spi::connect(|c| c.select(sql, Some(1), &[])?.first().get_one::<JsonB>());
@@ -171,6 +205,23 @@ fn build(version: i64) -> Registry {
             .flatten()
             .map(|j| j.0)
             .unwrap_or(json!({}));
+        // Owners of tables whose RLS does not bind them (enabled, not forced): roles with their
+        // privileges would read past the policies (see session::check_role).
+        let rls_owners: Vec<pg_sys::Oid> = Spi::connect(|c| {
+            let mut owners = vec![];
+            for row in c.select(
+                "select distinct relowner from pg_catalog.pg_class
+                  where relrowsecurity and not relforcerowsecurity and relkind in ('r', 'p')",
+                None,
+                &[],
+            )? {
+                if let Some(o) = row.get::<pg_sys::Oid>(1)? {
+                    owners.push(o);
+                }
+            }
+            Ok::<_, pgrx::spi::Error>(owners)
+        })
+        .unwrap_or_default();
         let keys: HashMap<String, Vec<u8>> = Spi::connect(|c| {
             let mut keys = HashMap::new();
             for row in c.select("select name, secret from chumbo.keys", None, &[])? {
@@ -181,7 +232,7 @@ fn build(version: i64) -> Registry {
             Ok::<_, pgrx::spi::Error>(keys)
         })
         .unwrap_or_default();
-        (functions, settings, keys)
+        (functions, settings, keys, rls_owners)
     });
     let (settings, settings_error) = match Settings::from_json(settings_json) {
         Ok(s) => (s, None),
@@ -204,6 +255,7 @@ fn build(version: i64) -> Registry {
         keys,
         settings,
         settings_error,
+        rls_owners,
         capabilities: vec![],
         entries: vec![],
         by_name: HashMap::new(),
@@ -325,6 +377,13 @@ fn reflect(f: &Value, overloaded: bool) -> (Entry, Option<Capability>) {
         let pname = a["name"].as_str().unwrap_or("");
         if pname.is_empty() {
             problems.push(format!("parameter {} has no name", i + 1));
+            continue;
+        }
+        if pname.starts_with(crate::execute::RESERVED_PREFIX) {
+            problems.push(format!(
+                "parameter names starting with {} are reserved for chumbo",
+                crate::execute::RESERVED_PREFIX
+            ));
             continue;
         }
         let mut schema = match types::schema_for(&a["type"]) {

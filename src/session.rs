@@ -257,7 +257,7 @@ pub fn run_as_caller<R>(
         // restores them as well.
         unsafe { pg_sys::GetUserIdAndSecContext(&mut user, &mut context) };
         let bound = TimeBound::arm(budget_ms);
-        PgTryBuilder::new(std::panic::AssertUnwindSafe(|| {
+        let r = PgTryBuilder::new(std::panic::AssertUnwindSafe(|| {
             unsafe { pg_sys::SetUserIdAndSecContext(role, context | LOCAL_AND_RESTRICTED) };
             f()
         }))
@@ -265,16 +265,57 @@ pub fn run_as_caller<R>(
             unsafe { pg_sys::SetUserIdAndSecContext(user, context) };
             bound.disarm();
         })
-        .execute()
+        .execute();
+        refuse_new_temp_objects();
+        r
     });
     forget_session_state();
     outcome
 }
 
+/// The restricted operation refuses temporary tables, but where the session already has a
+/// temporary schema, other objects (functions, types, domains, operators) can still be created in
+/// it, and types there shadow the application's for later callers on the connection. Every
+/// object in a schema depends on it, so a new pg_depend row on the temporary schema written by
+/// this call (or its subtransactions) means the call left something behind: it fails, and the
+/// rollback removes it. Costs nothing unless the session has a temporary schema and the call
+/// wrote something.
+fn refuse_new_temp_objects() {
+    let (mut temp, mut toast) = (pg_sys::Oid::INVALID, pg_sys::Oid::INVALID);
+    // SAFETY: plain reads of backend state.
+    let wrote = unsafe {
+        pg_sys::GetTempNamespaceState(&mut temp, &mut toast);
+        pg_sys::GetCurrentTransactionIdIfAny()
+    };
+    if temp == pg_sys::Oid::INVALID || wrote == pg_sys::InvalidTransactionId {
+        return;
+    }
+    // Transaction ids of this call's subtransactions are at least this one's: their age is at
+    // most its age (age() is safe across wraparound).
+    let left_behind = Spi::connect(|c| {
+        c.select(
+            "select exists (select from pg_catalog.pg_depend
+                             where refclassid = 'pg_catalog.pg_namespace'::pg_catalog.regclass
+                               and refobjid = $1 and pg_catalog.age(xmin) <= pg_catalog.age($2::text::pg_catalog.xid))",
+            Some(1),
+            &[temp.into(), (wrote.into_inner() as i64).to_string().into()],
+        )?
+        .first()
+        .get_one::<bool>()
+    });
+    if left_behind != Ok(Some(false)) {
+        ereport!(
+            PgLogLevel::ERROR,
+            PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
+            "cannot create temporary objects within security-restricted operation"
+        );
+    }
+}
+
 /// What a capability may leave in the session despite the restricted operation: session-level
 /// advisory locks (they survive rollback) and currval/lastval. chumbo's entry points are made for
 /// pooled connections, so they drop both after every capability call.
-fn forget_session_state() {
+pub fn forget_session_state() {
     // SAFETY: the same calls pg_advisory_unlock_all() and DISCARD SEQUENCES make; both are valid
     // inside a transaction.
     unsafe {
@@ -350,10 +391,16 @@ pub fn relax_commit_for_bookkeeping() {
     }
 }
 
-/// Whether `role` may run capabilities: named in the allow-list, exists, and is neither a
-/// superuser nor BYPASSRLS. Returns the role's oid. Read from the syscache on every request, so
-/// an ALTER ROLE takes effect at once.
-pub fn check_role(role: &str, allowed: &[String]) -> Result<pg_sys::Oid, String> {
+/// Whether `role` may run capabilities: named in the allow-list, exists, is neither a superuser
+/// nor BYPASSRLS, and has no owner's privileges over a table whose row-level security does not
+/// bind its owner (`rls_owners`: owners of tables with RLS enabled but not forced). Returns the
+/// role's oid. Attributes and memberships are read from the syscache on every request, so an
+/// ALTER ROLE or GRANT takes effect at once.
+pub fn check_role(
+    role: &str,
+    allowed: &[String],
+    rls_owners: &[pg_sys::Oid],
+) -> Result<pg_sys::Oid, String> {
     if !allowed.iter().any(|r| r == role) {
         return Err(format!(
             "role \"{role}\" is not allowed to call capabilities"
@@ -367,6 +414,12 @@ pub fn check_role(role: &str, allowed: &[String]) -> Result<pg_sys::Oid, String>
     if unsafe { pg_sys::superuser_arg(oid) || pg_sys::has_bypassrls_privilege(oid) } {
         return Err(format!(
             "role \"{role}\" is a superuser or bypasses RLS and never runs capabilities"
+        ));
+    }
+    // SAFETY: membership lookups through the role cache.
+    if rls_owners.iter().any(|o| unsafe { pg_sys::has_privs_of_role(oid, *o) }) {
+        return Err(format!(
+            "role \"{role}\" owns (or has the privileges of an owner of) a table whose row-level security does not apply to its owner, and never runs capabilities"
         ));
     }
     Ok(oid)

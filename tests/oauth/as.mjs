@@ -8,8 +8,10 @@
 //   - one account, alice (accountId aaaaaaaa-0000-4000-8000-000000000001, Acme in the example app)
 //   - its own tiny login/consent pages at /interaction/:uid (HTML forms; the test's "user" submits
 //     them), no devInteractions.
-// The access-token lifetime can be changed at run time (`setAccessTokenTTL`), so the test can
-// get a short-lived token from the real token endpoint.
+// The access-token lifetime can be changed at run time (`setAccessTokenTTL`), and the tokens it
+// issues can be backdated (`backdateAccessTokens(seconds)`: iat and exp that many seconds in the
+// past, as if issued then), so the test gets an expired token from the real token endpoint
+// without waiting for one to expire.
 //
 // Standalone: node as.mjs [PORT]   (prints the issuer and the JWKS, serves until killed)
 import http from "node:http";
@@ -47,6 +49,7 @@ function readForm(req) {
  */
 export async function startAuthorizationServer({ port = 0, host = "127.0.0.1", accessTokenTTL = 600 } = {}) {
   let ttl = accessTokenTTL;
+  let backdate = 0;
   const { privateKey } = crypto.generateKeyPairSync("ec", { namedCurve: "P-256" });
   const signingKey = { ...privateKey.export({ format: "jwk" }), kid: `oauth-test-${crypto.randomUUID().slice(0, 8)}`, alg: "ES256", use: "sig" };
 
@@ -99,6 +102,16 @@ export async function startAuthorizationServer({ port = 0, host = "127.0.0.1", a
     // Claims for the resource server (chumbo): run the capability as role "authenticated".
     extraTokenClaims: async () => ({ role: "authenticated" }),
     rotateRefreshToken: true,
+    formats: {
+      customizers: {
+        jwt: async (_ctx, _token, jwt) => {
+          if (backdate) {
+            jwt.payload.iat -= backdate;
+            jwt.payload.exp -= backdate;
+          }
+        },
+      },
+    },
     ttl: { AccessToken: () => ttl, AuthorizationCode: 60, Grant: 3600, Interaction: 600, Session: 3600, RefreshToken: 3600 },
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     renderError: async (ctx, out, error) => {
@@ -174,6 +187,7 @@ export async function startAuthorizationServer({ port = 0, host = "127.0.0.1", a
     provider,
     publicJwks,
     setAccessTokenTTL(seconds) { ttl = seconds; },
+    backdateAccessTokens(seconds) { backdate = seconds; },
     close: () => new Promise((resolve) => { server.closeAllConnections?.(); server.close(() => resolve()); }),
   };
 }

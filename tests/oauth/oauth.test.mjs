@@ -14,7 +14,6 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import crypto from "node:crypto";
 import { execFileSync } from "node:child_process";
-import { setTimeout as sleep } from "node:timers/promises";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
@@ -36,7 +35,9 @@ const MCP_URL = need("MCP_URL");
 const AS_PORT = Number(need("OAUTH_AS_PORT"));
 const DATABASE_URL = need("OAUTH_DATABASE_URL");
 const OTHER_RESOURCE = "https://api.other.example/mcp";
-const LEEWAY = 30; // seconds of clock skew chumbo tolerates on exp/nbf (src/auth.rs); the expiry test waits that long
+// The expiry test uses a token whose exp lies this far in the past (far beyond any clock-skew
+// leeway chumbo tolerates on exp; src/auth.rs allows 30 s): the authorization server backdates it.
+const EXPIRED_SINCE = 3600;
 const ALICE = ACCOUNTS.alice.accountId;
 
 const jwtPart = (t, i) => JSON.parse(Buffer.from(t.split(".")[i], "base64url").toString());
@@ -325,13 +326,11 @@ describe("OAuth 2.1: authorization code + PKCE + dynamic client registration", (
     }
   });
 
-  let shortLived, spentRefreshToken;
+  let spentRefreshToken;
   test("refresh: the SDK's refresh path yields a new token that works", async () => {
     const before = provider.tokens();
-    as.setAccessTokenTTL(3); // the refreshed token is short-lived (used by the expiry test below)
     httpLog.length = 0;
     assert.equal(await auth(provider, { serverUrl: new URL(MCP_URL), fetchFn: loggingFetch }), "AUTHORIZED");
-    as.setAccessTokenTTL(600);
     const refresh = httpLog.find((e) => e.url === asMetadata.token_endpoint);
     assert.ok(refresh, JSON.stringify(httpLog));
     assert.equal(refresh.status, 200);
@@ -346,8 +345,7 @@ describe("OAuth 2.1: authorization code + PKCE + dynamic client registration", (
     const claims = jwtPart(after.access_token, 1);
     assert.equal(claims.aud, MCP_URL);
     assert.equal(claims.sub, ALICE);
-    assert.ok(claims.exp - claims.iat <= 3, JSON.stringify(claims));
-    shortLived = after.access_token;
+    assert.ok(claims.exp > Date.now() / 1000, JSON.stringify(claims));
 
     // the same client, now on the new token
     httpLog.length = 0;
@@ -376,15 +374,23 @@ describe("OAuth 2.1: authorization code + PKCE + dynamic client registration", (
   });
 
   test("an expired token: 401 invalid_token; the client refreshes on its own", async () => {
-    const { exp } = jwtPart(shortLived, 1);
-    const wait = (exp + LEEWAY + 2) * 1000 - Date.now();
-    if (wait > 0) await sleep(wait);
-    // Should the server's leeway have grown beyond LEEWAY, wait for it (at most 90 s more).
-    for (let i = 0; i < 45 && (await rawCall(shortLived)).status !== 401; i++) await sleep(2000);
-    await assertInvalidToken(shortLived, "expired token", /expir/i);
+    // A refresh through the SDK whose new access token the authorization server issued as if
+    // EXPIRED_SINCE + its lifetime ago: the same issuer, key, audience, subject and scope as the
+    // working tokens before, only exp is in the past.
+    as.backdateAccessTokens(EXPIRED_SINCE + 600);
+    try {
+      assert.equal(await auth(provider, { serverUrl: new URL(MCP_URL), fetchFn: loggingFetch }), "AUTHORIZED");
+    } finally {
+      as.backdateAccessTokens(0);
+    }
+    const expired = provider.tokens().access_token;
+    const claims = jwtPart(expired, 1);
+    assert.ok(claims.exp <= Date.now() / 1000 - EXPIRED_SINCE + 5, JSON.stringify(claims));
+    assert.deepEqual([claims.iss, claims.aud, claims.sub, claims.scope], [as.issuer, MCP_URL, ALICE, "mcp"]);
+    await assertInvalidToken(expired, "expired token", /expir/i);
 
-    // The SDK client holds the same expired token: its next call gets the 401, refreshes, retries.
-    assert.equal(provider.tokens().access_token, shortLived);
+    // The SDK client holds the expired token: its next call gets the 401, refreshes, retries.
+    assert.equal(provider.tokens().access_token, expired);
     httpLog.length = 0;
     listProjectsAssertAcme(await client.callTool({ name: "list_projects", arguments: {} }));
     const seq = httpLog.map((e) => `${e.method} ${e.url === MCP_URL ? "mcp" : e.url} ${e.status}`);
@@ -393,7 +399,7 @@ describe("OAuth 2.1: authorization code + PKCE + dynamic client registration", (
     const refresh = httpLog.find((e) => e.url === asMetadata.token_endpoint);
     assert.equal(new URLSearchParams(refresh?.body).get("grant_type"), "refresh_token", seq.join("\n"));
     assert.equal(httpLog.at(-1).status, 200, seq.join("\n"));
-    assert.notEqual(provider.tokens().access_token, shortLived);
+    assert.notEqual(provider.tokens().access_token, expired);
   });
 
   // Last: reusing a rotated refresh token makes the authorization server revoke the whole grant.

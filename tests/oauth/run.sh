@@ -5,8 +5,8 @@
 #
 # 1. Node 22 from tools/ and the packages pinned in tests/oauth/package-lock.json.
 # 2. Database chumbo_oauth (example app, login role chumbo_edge) on the cluster at PGPORT.
-# 3. An edge (CHUMBO_EDGE_ID=oauth-edge) on $OAUTH_EDGE_PORT (54371) whose protected-resource
-#    metadata names the authorization server http://localhost:$OAUTH_AS_PORT (54372) and the
+# 3. An edge (CHUMBO_EDGE_ID=oauth-edge) on $OAUTH_EDGE_PORT (a free port unless set) whose protected-resource
+#    metadata names the authorization server http://localhost:$OAUTH_AS_PORT (likewise) and the
 #    scope "mcp" (what the client then asks for; the authorization server grants it for any resource).
 # 4. node --test oauth.test.mjs: starts the authorization server on that port, configures chumbo
 #    (auth_mode oauth, the issuer, the JWKS from its jwks_uri), then runs the flow.
@@ -19,8 +19,9 @@ source "$HERE/../../scripts/lib.sh"     # ROOT, STATE, TEST_PORT, log/warn/die, 
 NODE_VERSION=v22.23.5
 DB=chumbo_oauth
 PGPORT="${PGPORT:-$TEST_PORT}"
-EDGE_PORT="${OAUTH_EDGE_PORT:-54371}"
-AS_PORT="${OAUTH_AS_PORT:-54372}"
+pick_port OAUTH_EDGE_PORT; pick_port OAUTH_AS_PORT          # free ones unless set
+EDGE_PORT="$OAUTH_EDGE_PORT" AS_PORT="$OAUTH_AS_PORT"
+log "oauth: edge on 127.0.0.1:$EDGE_PORT, authorization server on 127.0.0.1:$AS_PORT"
 MCP_URL="http://localhost:$EDGE_PORT/functions/v1/mcp"
 export CHUMBO_EDGE_ID=oauth-edge
 

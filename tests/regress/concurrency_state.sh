@@ -7,7 +7,10 @@
 #   2. 32 clients against a limit of N per window get exactly N successes: chumbo._rate_hit as the
 #      owner, and through a tool with @mcp {"rateLimit": {"perMinute": N}} called as Bob.
 #   3. two sandbox_idle_stop jobs at once never stop the same sandbox twice: the stopper records
-#      every call; each of the idle sandboxes is stopped exactly once, and both jobs did work.
+#      every call; each of the idle sandboxes is stopped exactly once, and both jobs did work. The
+#      first stopper call of each job session waits until the other job is running too (an advisory
+#      lock every call holds for its job shows it), so the jobs provably overlap: the recorded times
+#      of two jobs of different sessions intersect.
 #   4. 8 sessions of Alice's registering the same provider sandbox at once all get the same id
 #      (the loser of the insert race finds the winner's row instead of failing).
 #
@@ -62,12 +65,32 @@ create table state_conc.incr_log (attempts int, is_error boolean);
 create table state_conc.hits (result int);
 create table state_conc.tool_calls (is_error boolean);
 create table state_conc.registers (result text);
-create table state_conc.stop_calls (provider text, provider_sandbox_id text, backend int, at timestamptz default clock_timestamp());
+create table state_conc.stop_calls (provider text, provider_sandbox_id text, backend int,
+  job xid8 default pg_current_xact_id(), lock_held_since timestamptz, at timestamptz default clock_timestamp());
 -- The application's stopper: records the call and takes a little time, like a provider API would.
-create function state_conc.stop(provider text, provider_sandbox_id text) returns void language sql as \$\$
-  insert into state_conc.stop_calls (provider, provider_sandbox_id, backend) values (provider, provider_sandbox_id, pg_backend_pid());
-  select pg_sleep(0.003);
-\$\$;
+-- Every call holds a shared advisory lock until its job (transaction) ends, so each job can see
+-- that the other one is running; the first call in each session waits for that (bounded: 30 s,
+-- after which the overlap check below fails instead of the run hanging).
+create function state_conc.stop(provider text, provider_sandbox_id text) returns void language plpgsql as \$\$
+declare
+  polls int := 0;
+  held_since timestamptz;
+begin
+  perform pg_advisory_xact_lock_shared(74201);
+  held_since := clock_timestamp();
+  if not exists (select from state_conc.stop_calls c where c.backend = pg_backend_pid()) then
+    while (select count(distinct l.pid) from pg_locks l
+            where l.locktype = 'advisory' and l.database = (select oid from pg_database where datname = current_database())
+              and l.classid = 0 and l.objid = 74201 and l.objsubid = 1 and l.granted) < 2
+          and polls < 3000 loop
+      perform pg_sleep(0.01);
+      polls := polls + 1;
+    end loop;
+  end if;
+  insert into state_conc.stop_calls (provider, provider_sandbox_id, backend, lock_held_since)
+    values (provider, provider_sandbox_id, pg_backend_pid(), held_since);
+  perform pg_sleep(0.003);
+end \$\$;
 update chumbo.settings set value = value
   || jsonb_build_object('state_namespaces', coalesce(value -> 'state_namespaces', '[]') || '["conc"]',
                         'sandbox_stopper', 'state_conc.stop');
@@ -124,8 +147,7 @@ check "rate limit (_rate_hit): successes of 320 hits" "$RATE_N" "$(q -c "select 
 check "rate limit (_rate_hit): every refusal says when to retry" 0 "$(q -c "select count(*) filter (where result <> 0 and result < 1) from state_conc.hits")"
 check "rate limit (_rate_hit): counter" "$RATE_N" "$(q -c "select hits from chumbo.rate_counters where bucket = 'conc-$RUN'")"
 
-# 2b. the same through a tool limited per minute: start early in a minute so one window holds all.
-sec="$(date +%-S)"; if ((sec > 30)); then sleep $((61 - sec)); fi
+# 2b. the same through a tool limited per minute (the script pins the time inside one window).
 bench rate_limited_tool.sql 32 5
 check "rate limit (tool, perMinute $TOOL_N): successes of 160 calls" "$TOOL_N" "$(q -c "select count(*) filter (where not is_error) from state_conc.tool_calls")"
 
@@ -140,6 +162,16 @@ check "idle stop: stopper calls" "$SANDBOXES" "$stops"
 check "idle stop: distinct sandboxes stopped (none twice)" "$SANDBOXES" "$distinct_stops"
 check "idle stop: still running" 0 "$(q -c "select count(*) from chumbo.sandboxes where provider = 'conc-fake' and status = 'running'")"
 check "idle stop: both jobs stopped some" 2 "$backends"
+check "idle stop: every sandbox stopped cleanly (status, stopped_at, no error, no retry)" "$SANDBOXES" \
+  "$(q -c "select count(*) from chumbo.sandboxes where provider = 'conc-fake' and status = 'stopped' and stopped_at is not null and last_error is null and attempts = 0")"
+# Overlap: a job of one session and a job of the other were stopping sandboxes at the same time
+# (from its first stopper call taking the lock to its last recorded stop). The barrier makes this
+# hold by construction: both first jobs hold the lock at the moment the later of them took it.
+# Jobs that only ran one after the other (say, serialized by a lock) would not intersect.
+check "idle stop: jobs of both sessions overlapped in time" t "$(q -c "
+  with jobs as (select backend, job, min(lock_held_since) as started, max(at) as last_call from state_conc.stop_calls group by 1, 2)
+  select exists (select from jobs a join jobs b on a.backend < b.backend
+                  where a.started <= b.last_call and b.started <= a.last_call)")"
 
 # 4. concurrent registrations of one provider sandbox by its owner.
 q -c "alter database \"$PGDATABASE\" set state_conc.run = '$RUN'"

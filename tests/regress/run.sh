@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SQL regression suite, pg_regress style: tests/regress/sql/NAME.sql is run with psql and its
 # output compared with tests/regress/expected/NAME.out. The schedule is the sorted file list.
-#   tests/regress/run.sh            run against the test cluster (port $CHUMBO_TEST_PG_PORT, 54339)
+#   tests/regress/run.sh            run against the test cluster (port $CHUMBO_TEST_PG_PORT, default 54339)
 #   tests/regress/run.sh --accept   run, then copy results/*.out over expected/ (review the diff!)
 #   tests/regress/run.sh NAME...    run only these tests
 # The database chumbo_regress is recreated first with the example app (roles.sql, migrations,

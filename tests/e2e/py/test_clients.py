@@ -43,9 +43,18 @@ async def test_sees_only_own_organization(user: str, mode: str):
         project = json.loads(contents[0].text)
         assert project["organization"] == me["org"] and project["documents"]
 
+        # Another organization's project is "resource not found", by the code of the era the
+        # session speaks: -32002 up to 2025-11-25 (legacy), -32602 with data.uri on 2026-07-28
+        # (auto lands there); never an internal error or a permission error that confirms it exists.
+        other_uri = f"app://projects/{me['other_project']}"
         with pytest.raises(MCPError) as err:
-            await client.read_resource(f"app://projects/{me['other_project']}")
-        assert me["other"] not in str(err.value)
+            await client.read_resource(other_uri)
+        if mode == "legacy":
+            assert err.value.code == -32002, err.value.error
+        else:
+            assert err.value.code == -32602, err.value.error
+            assert isinstance(err.value.data, dict) and err.value.data.get("uri") == other_uri, err.value.error
+        assert me["other"] not in str(err.value) and me["other"] not in str(err.value.error)
 
         prompts = {p.name for p in (await client.list_prompts()).prompts}
         assert {"summarize_project", "status_report"} <= prompts

@@ -3,6 +3,7 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { extractWWWAuthenticateParams } from "@modelcontextprotocol/sdk/client/auth.js";
+import { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { connect, MCP_URL, post, TOKENS, USERS } from "./common.mjs";
 
 for (const [user, { org, other, project, otherProject }] of Object.entries(USERS)) {
@@ -53,9 +54,14 @@ for (const [user, { org, other, project, otherProject }] of Object.entries(USERS
       assert.ok(p.documents.length > 0);
     });
 
-    test("resources/read of the other organization's project is not found", async () => {
+    test("resources/read of the other organization's project is not found (-32002)", async () => {
+      // SDK 1.32 speaks the legacy era: "resource not found" is -32002 there; neither an internal
+      // error nor a permission error that would confirm the project exists.
       await assert.rejects(client.readResource({ uri: `app://projects/${otherProject}` }), (e) => {
+        assert.ok(e instanceof McpError, String(e));
+        assert.equal(e.code, -32002, e.message);
         assert.ok(!String(e.message).includes(other), e.message);
+        assert.ok(!JSON.stringify(e.data ?? null).includes(other), JSON.stringify(e.data));
         return true;
       });
     });

@@ -3,7 +3,18 @@
 // TypeScript client, as Alice and Bob: each sees only what their own sign-in stored or started.
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { connect, TOKENS, USERS } from "./common.mjs";
+
+// Owner connection to the e2e database (tests/e2e/run.sh): the rate-limit test reads and resets
+// the limiter's counters with it.
+const DB_URL = process.env.E2E_DATABASE_URL;
+if (!DB_URL) throw new Error("E2E_DATABASE_URL is not set (run the suite through tests/e2e/run.sh)");
+function sql(query) {
+  const r = spawnSync("psql", ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", DB_URL, "-c", query], { encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`psql failed: ${r.stderr}`);
+  return r.stdout.trim();
+}
 
 const run = `${process.pid}-${Date.now()}`; // values unique to this run: the database may be reused
 const clients = {};
@@ -68,25 +79,30 @@ describe("durable state: a remembered preference", () => {
 });
 
 describe("per-tool rate limit: export_project, 3 per minute per user", () => {
-  test("Alice is refused with the retry time after 3 calls in a minute; Bob is not", async () => {
-    // Stay inside one fixed one-minute window (the server's clock is this machine's).
-    const sec = new Date().getSeconds();
-    if (sec > 45) await new Promise((r) => setTimeout(r, (61 - sec) * 1000));
+  test("Alice's 4 calls in one window: exactly the first 3 pass, the 4th is refused with the retry time; Bob is not", async () => {
     const exportAsAlice = () => call("alice", "export_project", { project_id: USERS.alice.project });
-    let results = [await exportAsAlice()];
-    if (results[0].isError) {
-      // an earlier run used up this minute: wait for the next window, as the error says
-      const retry = Number(/retry in (\d+) s/.exec(results[0].content[0].text)?.[1] ?? 60);
-      await new Promise((r) => setTimeout(r, (retry + 1) * 1000));
-      results = [await exportAsAlice()];
+    // The limiter counts in fixed one-minute windows of the database's clock. The owner clears
+    // the tool's counters (so no earlier run has used this window up) and reads the database's
+    // minute before the first call and after the last: when both are the same, all four calls
+    // fell in one window. Four calls straddle a minute boundary at most once in a row.
+    const minute = () => sql("select floor(extract(epoch from clock_timestamp()) / 60)::bigint");
+    let results, first, last;
+    for (let attempt = 1; ; attempt++) {
+      sql("delete from chumbo.rate_counters where bucket like 'tool:export_project:%'");
+      first = minute();
+      results = [];
+      for (let i = 0; i < 4; i++) results.push(await exportAsAlice());
+      last = minute();
+      if (first === last) break;
+      assert.ok(attempt < 2, `two runs in a row crossed a minute boundary (${first} -> ${last})`);
     }
-    for (let i = 1; i < 4; i++) results.push(await exportAsAlice());
-    const ok = results.filter((r) => !r.isError);
-    const refused = results.filter((r) => r.isError);
-    assert.ok(ok.length >= 1 && ok.length <= 3, JSON.stringify(results));
-    for (const r of ok) assert.match(r.content[0].text, new RegExp(`^# ${USERS.alice.org} `));
-    assert.ok(refused.length >= 1, "the 4th call of the minute must be refused");
-    assert.match(refused.at(-1).content[0].text, /Rate limit of 3 calls per minute reached for export_project: retry in \d+ s/);
+    assert.deepEqual(results.map((r) => r.isError === true), [false, false, false, true], JSON.stringify(results));
+    for (const r of results.slice(0, 3)) assert.match(r.content[0].text, new RegExp(`^# ${USERS.alice.org} `));
+    assert.match(results[3].content[0].text, /^Rate limit of 3 calls per minute reached for export_project: retry in \d+ s/);
+    const retry = Number(/retry in (\d+) s/.exec(results[3].content[0].text)[1]);
+    assert.ok(retry >= 1 && retry <= 60, `retry in ${retry} s`);
+    // the counter holds exactly the 3 allowed calls (a refused one is not counted)
+    assert.equal(sql("select string_agg(hits::text, ',') from chumbo.rate_counters where bucket like 'tool:export_project:%'"), "3");
     const bob = await call("bob", "export_project", { project_id: USERS.bob.project });
     assert.ok(!bob.isError, JSON.stringify(bob));
     assert.match(bob.content[0].text, new RegExp(`^# ${USERS.bob.org} `));

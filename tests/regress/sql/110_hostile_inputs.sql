@@ -98,7 +98,8 @@ select label, pg_temp.outcome(chumbo.handle('{"jsonrpc":"2.0","id":1,"method":"t
                ('claims is an array', '[{"role":"authenticated"}]'),
                ('claims is a string', '"authenticated"'),
                ('claims is empty', '{}')) v(label, claims);
--- C. raw bodies through chumbo.http (public mode: anon)
+-- C. raw bodies through chumbo.http (public mode: anon). A Content-Type that is present and not
+-- application/json (parameters allowed) is 415; an absent one is accepted.
 select chumbo.configure('{"auth_mode":"public"}') is not null as configured;
 select n, label, r -> 'status' as status,
        coalesce(r #>> '{body,error,code}', case when r -> 'body' = 'null'::jsonb or r -> 'body' is null then 'no body'
@@ -106,7 +107,7 @@ select n, label, r -> 'status' as status,
                 when r #> '{body,result}' is not null then 'result' else jsonb_typeof(r -> 'body') end) as code,
        r #> '{body,id}' as id
   from (values
-    (70, 'truncated JSON',            '{"jsonrpc":"2.0","id":1,"method":"ping"', null::jsonb),
+    (70::numeric, 'truncated JSON',   '{"jsonrpc":"2.0","id":1,"method":"ping"', null::jsonb),
     (71, 'trailing garbage',          '{"jsonrpc":"2.0","id":1,"method":"ping"} x', null),
     (72, 'two objects',               '{"jsonrpc":"2.0","id":1,"method":"ping"}{"jsonrpc":"2.0","id":2,"method":"ping"}', null),
     (73, 'lone surrogate escape',     '{"jsonrpc":"2.0","id":1,"method":"ping\ud800"}', null),
@@ -122,12 +123,16 @@ select n, label, r -> 'status' as status,
     (85, 'JSON string body',          '"ping"', null),
     (86, 'whitespace only',           E' \n\t ', null),
     (87, 'wrong content type',        '{"jsonrpc":"2.0","id":1,"method":"ping"}', '{"content-type":"text/plain"}'),
+    (87.1, 'form content type',       '{"jsonrpc":"2.0","id":1,"method":"ping"}', '{"content-type":"application/x-www-form-urlencoded"}'),
+    (87.2, 'json with charset',       '{"jsonrpc":"2.0","id":1,"method":"ping"}', '{"content-type":"application/json; charset=utf-8"}'),
+    (87.3, 'no content type',         '{"jsonrpc":"2.0","id":1,"method":"ping"}', '{"content-type":null}'),
     (88, 'control chars in string',   E'{"jsonrpc":"2.0","id":1,"method":"ping\x01"}', null),
     (89, 'mcp-protocol-version SQL',  '{"jsonrpc":"2.0","id":1,"method":"ping"}', '{"mcp-protocol-version":"2025-06-18''; --"}'),
     (90, 'nested batch (2025-03-26)', '[[{"jsonrpc":"2.0","id":1,"method":"ping"}]]', '{"mcp-protocol-version":"2025-03-26"}')
   ) v(n, label, body, headers),
   lateral (select chumbo.http(jsonb_build_object('method', 'POST', 'path', '/mcp',
-           'headers', '{"content-type":"application/json","accept":"application/json, text/event-stream"}'::jsonb || coalesce(headers, '{}'),
+           -- a header given as null is left out
+           'headers', jsonb_strip_nulls('{"content-type":"application/json","accept":"application/json, text/event-stream"}'::jsonb || coalesce(headers, '{}')),
            'body', body))) x(r)
   order by n;
 -- a batch of 1000 pings (2025-03-26) is answered in full, in order

@@ -18,9 +18,16 @@ grant execute on function mcp.org_stats() to anon, authenticated;
 select chumbo.create_api_key('anon', '{}', 'no scopes') as plain_key \gset
 select chumbo.create_api_key('anon', '{stats:read}', 'stats') as stats_key \gset
 select chumbo.create_api_key('service_role', '{}', 'bypasses RLS') as service_key \gset
--- keys look like chumbo_<32 hex>_<secret>; the table never holds the secret
-select :'plain_key' ~ '^chumbo_[0-9a-f]{32}_[A-Za-z0-9_-]{43}$' as key_shape,
-       (select count(*) from chumbo.api_keys where position(convert_to(split_part(:'plain_key', '_', 3), 'UTF8') in secret_sha256) > 0) as secrets_stored;
+-- keys look like chumbo_<32 hex>_<secret>; the table never holds the secret, in any column or
+-- encoding (the secret is everything after the second "_": base64url may itself contain "_")
+select :'plain_key' ~ '^chumbo_[0-9a-f]{32}_[A-Za-z0-9_-]{43}$' as key_shape;
+select count(*) as keys, count(*) filter (where length(secret) = 43) as secrets_of_43,
+       sum((select count(*) from chumbo.api_keys k
+             where strpos(k::text, secret) > 0
+                or strpos(k::text, encode(convert_to(secret, 'UTF8'), 'hex')) > 0
+                or strpos(k::text, encode(convert_to(secret, 'UTF8'), 'base64')) > 0)) as rows_holding_a_secret
+  from (select substr(key, length('chumbo_') + 32 + 2) as secret
+          from unnest(array[:'plain_key', :'stats_key', :'service_key']) key) s;
 
 -- no key, a wrong key, a tampered secret: 401
 select r -> 'status' as status, r -> 'headers' -> 'www-authenticate' as challenge, r -> 'body' -> 'id' as id

@@ -115,24 +115,30 @@ select regexp_replace(r -> 'result' -> 'content' -> 0 ->> 'text', 'trace id [0-9
                (pg_temp.tool(:'alice', 'st_raw', '{"ns":"prefs","key":"k","value":1,"rev":77}'))) v(r);
 
 -- 5. TTL: an expired entry reads as missing, can be created again with expected revision 0,
--- and keeps counting revisions while its row is still there.
+-- and keeps counting revisions while its row is still there. Time is pinned (chumbo.now(),
+-- set local chumbo.pinned_now: superuser, this transaction only), so nothing here waits or races.
+set local chumbo.pinned_now = '2026-01-01 00:00:00+00';
+select chumbo.now() as pinned_now;
 select pg_temp.st(:'alice', 'put', '{"ns":"drafts","key":"memo","value":"v1","ttl":"1 second"}') as with_ttl;
-select (pg_temp.st(:'alice', 'get', '{"ns":"drafts","key":"memo"}') -> 'ok' ->> 'expires_at')::timestamptz
-         between clock_timestamp() and clock_timestamp() + interval '1 second' as expires_within_ttl;
-select pg_sleep(1.2);
+select pg_temp.st(:'alice', 'get', '{"ns":"drafts","key":"memo"}') -> 'ok' -> 'expires_at' as expires_at;
+set local chumbo.pinned_now = '2026-01-01 00:00:00.999+00';
+select pg_temp.st(:'alice', 'get', '{"ns":"drafts","key":"memo"}') -> 'ok' -> 'value' as still_there_before_expiry;
+set local chumbo.pinned_now = '2026-01-01 00:00:01.5+00';
 select pg_temp.st(:'alice', 'get', '{"ns":"drafts","key":"memo"}') as expired_reads_missing;
 select pg_temp.st(:'alice', 'put', '{"ns":"drafts","key":"memo","value":"v2","rev":1}') as cas_on_expired;
 select pg_temp.st(:'alice', 'delete', '{"ns":"drafts","key":"memo"}') as delete_expired;
 select pg_temp.st(:'alice', 'put', '{"ns":"drafts","key":"memo","value":"v3","ttl":"1 second"}') as recreated;
-select pg_sleep(1.2);
+select pg_temp.st(:'alice', 'get', '{"ns":"drafts","key":"memo"}') -> 'ok' -> 'expires_at' as recreated_expires_at;
+set local chumbo.pinned_now = '2026-01-01 00:00:03+00';
 select pg_temp.st(:'alice', 'put', '{"ns":"drafts","key":"memo","value":"v4","rev":0}') as create_over_expired;
 select pg_temp.st(:'alice', 'get', '{"ns":"drafts","key":"memo"}') -> 'ok' -> 'expires_at' as no_ttl_now;
 
--- 6. Each write reclaims at most 8 expired entries (any partition), never live ones.
+-- 6. Each write reclaims at most 8 expired entries (any partition), never live ones (expired and
+-- live as of the pinned time above).
 insert into chumbo.state_entries (partition, namespace, key, value, revision, expires_at)
-  select '\x00'::bytea, 'prefs', 'old' || i, '1', 1, clock_timestamp() - interval '1 minute' from generate_series(1, 20) i;
+  select '\x00'::bytea, 'prefs', 'old' || i, '1', 1, chumbo.now() - interval '1 minute' from generate_series(1, 20) i;
 insert into chumbo.state_entries (partition, namespace, key, value, revision, expires_at)
-  select '\x00'::bytea, 'prefs', 'live' || i, '1', 1, clock_timestamp() + interval '1 hour' from generate_series(1, 5) i;
+  select '\x00'::bytea, 'prefs', 'live' || i, '1', 1, chumbo.now() + interval '1 hour' from generate_series(1, 5) i;
 select pg_temp.st(:'bob', 'put', '{"ns":"prefs","key":"trigger","value":1}') -> 'ok' as bob_writes;
 select count(*) filter (where key like 'old%') as expired_left, count(*) filter (where key like 'live%') as live_left
   from chumbo.state_entries where partition = '\x00';

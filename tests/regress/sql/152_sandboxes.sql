@@ -117,15 +117,19 @@ select chumbo.sandbox_idle_stop();
 rollback to savepoint no_stopper;
 \set VERBOSITY default
 select chumbo.configure('{"sandbox_stopper": "public.stop_sandbox"}') ->> 'sandbox_stopper' as sandbox_stopper;
+-- from here time is pinned (chumbo.now(); set local chumbo.pinned_now: superuser, this
+-- transaction only) and moved by the test, so idle and expiry never depend on the wall clock
+set local chumbo.pinned_now = '2026-01-01 00:00:00+00';
 insert into ids select 'alice-flaky', (pg_temp.sb(:'alice', 'register', '{"provider":"fakebox","psid":"flaky-1","tenant":"acme","idle":1}') ->> 'ok')::uuid;
 insert into ids select 'alice-expiring', (pg_temp.sb(:'alice', 'register', jsonb_build_object('provider', 'fakebox', 'psid', 'fb-exp', 'tenant', 'acme',
-  'expires_at', clock_timestamp() + interval '1 second')) ->> 'ok')::uuid;
+  'expires_at', chumbo.now() + interval '1 second')) ->> 'ok')::uuid;
 -- nothing is idle yet
 select chumbo.sandbox_idle_stop() as stopped_now;
--- fb-1 and fb-3 idle for an hour, fb-2 (idle 60 s) used 30 s ago, flaky-1 idle 1 s; fb-exp expires in 1 s
-update chumbo.sandboxes set last_used_at = clock_timestamp() - interval '1 hour' where provider_sandbox_id in ('fb-1', 'fb-3');
-update chumbo.sandboxes set last_used_at = clock_timestamp() - interval '30 seconds' where provider_sandbox_id = 'fb-2';
-select pg_sleep(1.1);
+-- fb-1 and fb-3 idle for an hour, fb-2 (idle 60 s) used 30 s ago, flaky-1 idle 1 s; fb-exp expires in 1 s;
+-- then 2 s pass
+update chumbo.sandboxes set last_used_at = chumbo.now() - interval '1 hour' where provider_sandbox_id in ('fb-1', 'fb-3');
+update chumbo.sandboxes set last_used_at = chumbo.now() - interval '30 seconds' where provider_sandbox_id = 'fb-2';
+set local chumbo.pinned_now = '2026-01-01 00:00:02+00';
 -- an idle one is no longer offered for reuse
 select pg_temp.named(pg_temp.sb(:'alice', 'reuse', '{"provider":"fakebox","tenant":"acme"}')) -> 'ok' -> 'id' as reusable;
 select chumbo.sandbox_idle_stop() as stopped;
@@ -142,18 +146,24 @@ update public.flaky_ok set ok = true;
 select chumbo.sandbox_idle_stop() as retry_recovered;
 select provider_sandbox_id, status, attempts, last_error from chumbo.sandboxes where provider_sandbox_id = 'flaky-1';
 select count(*) as calls, count(distinct provider_sandbox_id) as distinct_sandboxes from public.stopped_calls;
--- max_sandboxes bounds one run
-update chumbo.sandboxes set status = 'running', stopped_at = null, last_used_at = clock_timestamp() - interval '1 hour';
+-- max_sandboxes bounds one run, and a run takes the longest idle first (all idle here, each a
+-- minute longer than the next by provider id: time is pinned, so nothing else orders them)
+update chumbo.sandboxes s set status = 'running', stopped_at = null, last_attempt_at = null,
+       last_used_at = chumbo.now() - interval '1 hour' - interval '1 minute' * (10 - o.n)
+  from (select id, row_number() over (order by provider_sandbox_id) as n from chumbo.sandboxes) o
+ where o.id = s.id;
 select count(*) as running from chumbo.sandboxes where status = 'running';
 select chumbo.sandbox_idle_stop(2) as bounded;
-select count(*) as still_running from chumbo.sandboxes where status = 'running';
+select string_agg(provider_sandbox_id, ' ' order by provider_sandbox_id) as still_running from chumbo.sandboxes where status = 'running';
 select pg_temp.named(pg_temp.sb(:'bob', 'register', '{"provider":"fakebox","psid":"fb-3","tenant":"globex"}')) as bob_revives;
 select provider_sandbox_id, status from chumbo.sandboxes where provider_sandbox_id = 'fb-3';
 -- the stopper is called as a function with parameters, whatever the provider id holds
 insert into ids select 'alice-quote', (pg_temp.sb(:'alice', 'register', jsonb_build_object('provider', 'fakebox', 'psid', 'x''); drop table public.stopped_calls; --', 'tenant', 'acme', 'idle', 1)) ->> 'ok')::uuid;
-update chumbo.sandboxes set last_used_at = clock_timestamp() - interval '1 hour' where id = (select id from ids where name = 'alice-quote');
-select chumbo.sandbox_idle_stop() >= 1 as stopped_hostile_id;
+update chumbo.sandboxes set last_used_at = chumbo.now() - interval '1 hour' where id = (select id from ids where name = 'alice-quote');
+select chumbo.sandbox_idle_stop() as stopped_with_hostile_id;
 select provider_sandbox_id from public.stopped_calls where provider_sandbox_id like 'x%';
+-- a second later, everything stopped so far is older than 0 seconds
+set local chumbo.pinned_now = '2026-01-01 00:00:03+00';
 select chumbo.prune_sandboxes('0 seconds') as pruned;
 select count(*) as stopped_left from chumbo.sandboxes where status = 'stopped';
 rollback;

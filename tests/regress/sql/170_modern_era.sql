@@ -105,7 +105,9 @@ select label, jsonb_path_query_array(r, '$.events[*].params.level') as levels fr
 ) as t(label, r);
 
 -- subscriptions/listen is acknowledged with the honoured subset; the edge holds the stream
-select r -> 'status' as status, r -> 'listen' as listen, r -> 'events' -> 0 as ack
+select r -> 'status' as status, (r -> 'listen') - '{version,principal}'::text[] as listen,
+       jsonb_typeof(r #> '{listen,version}') as version, r #>> '{listen,principal}' ~ '^[0-9a-f]{64}$' as principal_digest,
+       r -> 'events' -> 0 as ack
   from pg_temp.http(pg_temp.std('subscriptions/listen'), pg_temp.body(50, 'subscriptions/listen',
        '{"notifications":{"toolsListChanged":true,"promptsListChanged":false,"resourceSubscriptions":["app://orgs/mine"]}}')) r;
 rollback;

@@ -84,9 +84,33 @@ select pg_temp.call(:'alice', 'two_questions', '{}', '{}') -> 'error' -> 'data' 
 -- legacy era: a clear tool error, no input_required
 select r #> '{result,isError}' as is_error, r #>> '{result,content,0,text}' as text
   from chumbo.handle('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"two_questions"}}', :'alice') r;
--- expired state: the same binding, signed with the real key, but past its expiry
-select pg_temp.summary(pg_temp.call(:'alice', 'two_questions', jsonb_build_object('requestState',
-  (select translate(rtrim(encode(convert_to(p::text, 'UTF8'), 'base64'), '='), E'+/\n', '-_') || '.' ||
-          translate(rtrim(encode(hmac(convert_to(p::text, 'UTF8'), (select secret from chumbo.keys where name = 'request_state'), 'sha256'), 'base64'), '='), E'+/\n', '-_')
-   from (select jsonb_build_object('x', 1, 'n', 'old') as p) s)))) as expired;
+-- expired state: a real state of this call (its binding intact), with only its expiry moved into
+-- the past and signed again with the real key, is refused as expired; the same re-signing with
+-- only a new nonce is accepted, so the refusal is the expiry's and not the signature's
+insert into rounds select 8, pg_temp.call(:'alice', 'two_questions', '{}');
+create function pg_temp.b64url_decode(t text) returns bytea language sql as $$
+  select decode(rpad(translate(t, '-_', '+/'), (length(t) + 3) / 4 * 4, '='), 'base64') $$;
+create function pg_temp.b64url(b bytea) returns text language sql as $$
+  select translate(rtrim(encode(b, 'base64'), '='), E'+/\n', '-_') $$;
+create function pg_temp.state_payload(state text) returns jsonb language sql as $$
+  select convert_from(pg_temp.b64url_decode(split_part(state, '.', 1)), 'UTF8')::jsonb $$;
+create function pg_temp.resign(state text, changes jsonb) returns text language sql as $$
+  select pg_temp.b64url(p) || '.' || pg_temp.b64url(hmac(p, (select secret from chumbo.keys where name = 'request_state'), 'sha256'))
+    from (select convert_to((pg_temp.state_payload(state) || changes)::text, 'UTF8') as p) s $$;
+create function pg_temp.answer_step1(state text) returns jsonb language sql as $$
+  select pg_temp.call('{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}', 'two_questions',
+    jsonb_build_object('inputResponses', '{"step1":{"action":"accept","content":{"name":"Ann"}}}'::jsonb, 'requestState', state)) $$;
+select pg_temp.state_payload(r #>> '{result,requestState}') ?& array['p', 'm', 'c', 'a', 'x', 'n'] as bound_and_expiring,
+       (pg_temp.state_payload(r #>> '{result,requestState}') ->> 'x')::bigint > extract(epoch from now()) as expires_later
+  from rounds where n = 8;
+select pg_temp.summary(pg_temp.answer_step1(pg_temp.resign(r #>> '{result,requestState}', '{"x": 1, "n": "regress-expired"}'))) as expired,
+       pg_temp.summary(pg_temp.answer_step1(pg_temp.resign(r #>> '{result,requestState}', '{"n": "regress-resigned"}'))) as resigned_unexpired
+  from rounds where n = 8;
+-- and the real state itself, once the clock (chumbo.now(), pinned) is past its expiry
+savepoint pinned;
+select set_config('chumbo.pinned_now', to_timestamp((pg_temp.state_payload(r #>> '{result,requestState}') ->> 'x')::bigint + 1)::text, true) is not null as pinned
+  from rounds where n = 8;
+select pg_temp.summary(pg_temp.answer_step1(r #>> '{result,requestState}')) as expired_by_the_clock from rounds where n = 8;
+rollback to savepoint pinned;
+select pg_temp.summary(pg_temp.answer_step1(r #>> '{result,requestState}')) as unexpired_real_state from rounds where n = 8;
 rollback;

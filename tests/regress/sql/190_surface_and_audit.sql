@@ -53,13 +53,25 @@ set local role authenticated;
 select count(*) from chumbo.audit_events;
 \set ON_ERROR_STOP 1
 rollback;
--- a read-only call's audit row does not make the transaction wait for a WAL flush; a call that
--- wrote application data keeps synchronous commit
+-- a call never leaves its own commit settings in the caller's transaction block: inside
+-- begin ... rollback, synchronous_commit is exactly what it was before the call, whether the call
+-- only read or also wrote, and whatever the caller had set
 begin;
+select current_setting('synchronous_commit') as sc_before \gset
 select chumbo.handle('{"jsonrpc":"2.0","id":7,"method":"tools/list"}', :'alice') is not null as listed;
-select current_setting('synchronous_commit') as after_read_only_call;
+select current_setting('synchronous_commit') = :'sc_before' as unchanged_after_read_only_call;
+select chumbo.handle('{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"rename_project","arguments":{"project_id":"a1000000-0000-4000-8000-000000000001","name":"Renamed"}}}', :'alice') #> '{result,isError}' as is_error;
+select current_setting('synchronous_commit') = :'sc_before' as unchanged_after_write;
 rollback;
 begin;
-select chumbo.handle('{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"rename_project","arguments":{"project_id":"a1000000-0000-4000-8000-000000000001","name":"Renamed"}}}', :'alice') #> '{result,isError}' as is_error;
+set local synchronous_commit = remote_write;
+select chumbo.handle('{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"list_projects","arguments":{}}}', :'alice') #> '{result,isError}' as is_error;
+select current_setting('synchronous_commit') as after_read_only_call;
+select chumbo.handle('{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"rename_project","arguments":{"project_id":"a1000000-0000-4000-8000-000000000001","name":"Renamed"}}}', :'alice') #> '{result,isError}' as is_error;
 select current_setting('synchronous_commit') as after_write;
+rollback;
+begin;
+set local synchronous_commit = off;
+select chumbo.handle('{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"rename_project","arguments":{"project_id":"a1000000-0000-4000-8000-000000000001","name":"Renamed"}}}', :'alice') #> '{result,isError}' as is_error;
+select current_setting('synchronous_commit') as after_write_with_caller_off;
 rollback;

@@ -1,0 +1,38 @@
+-- chumbo.now() is the clock of every time-dependent part of chumbo (rate windows, state and
+-- sandbox expiry, MRTR lifetimes, API key expiry). A superuser can pin it for a transaction, so
+-- tests control time; nobody else can, and a capability cannot.
+begin;
+select chumbo.now() between clock_timestamp() - interval '1 minute' and clock_timestamp() as wall_clock;
+set local chumbo.pinned_now = '2030-01-01 00:00:59+00';
+select chumbo.now() as pinned;
+-- a fixed window seen at its last second: 3 hits, then refused for exactly 1 s
+select n, chumbo._rate_hit('regress-340', 60, 3) as retry_after from generate_series(1, 4) n;
+set local chumbo.pinned_now = '2030-01-01 00:01:00+00';
+select chumbo._rate_hit('regress-340', 60, 3) as next_window;
+-- API key expiry follows the clock
+select chumbo.create_api_key('authenticated', expires_at => '2030-01-01 00:02:00+00') as key \gset
+select chumbo.configure('{"auth_mode":"api-key"}') ->> 'auth_mode' as mode;
+create function pg_temp.ping(key text) returns text language sql as $$
+  select chumbo.http(jsonb_build_object('method', 'POST', 'headers', jsonb_build_object('x-api-key', key),
+    'body', '{"jsonrpc":"2.0","id":1,"method":"ping"}')) ->> 'status' $$;
+select pg_temp.ping(:'key') as before_expiry;
+set local chumbo.pinned_now = '2030-01-01 00:02:01+00';
+select pg_temp.ping(:'key') as after_expiry;
+reset chumbo.pinned_now;
+-- only superusers may pin it
+savepoint s;
+set local role authenticated;
+set local chumbo.pinned_now = '2000-01-01';
+rollback to savepoint s;
+-- and a capability cannot, even through set_config
+create function mcp.time_travel() returns timestamptz language sql volatile
+  as $$ select set_config('chumbo.pinned_now', '2000-01-01', true)::timestamptz $$;
+grant execute on function mcp.time_travel() to authenticated;
+select regexp_replace(chumbo.handle('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"time_travel","arguments":{}}}',
+  '{"role":"authenticated","sub":"aaaaaaaa-0000-4000-8000-000000000001"}') #>> '{result,content,0,text}', ' \(trace id [0-9a-f]+\)$', '') as capability;
+-- nor can anyone create a placeholder under chumbo.* for the library to adopt
+savepoint s;
+set local role authenticated;
+set local chumbo.anything = 'x';
+rollback to savepoint s;
+rollback;

@@ -8,7 +8,8 @@
 #      subscriptions/listen fed by a COMMENT through psql), ts/state.test.mjs, ts/edge_security.test.mjs
 #      (the edge's own guarantees: Origin, RFC 9728 paths, 408, cancellation, listen re-checks, JWKS
 #      courier on a new kid, SSE framing, CHUMBO_CLIENT_IP_HEADER; it starts edges of its own on
-#      $E2E_AUX_EDGE_PORT and a JWKS server on $E2E_AUX_JWKS_PORT, and uses database chumbo_e2e_public
+#      $E2E_AUX_EDGE_PORT and a JWKS server on $E2E_AUX_JWKS_PORT (free ports unless set), and uses
+#      database chumbo_e2e_public
 #      in auth_mode public), node --test ts/concurrency.test.mjs
 #   4. starts pgbouncer (transaction pooling, as user postgres, temp dir) and a second edge behind
 #      it, and runs the concurrency test again through it
@@ -75,7 +76,11 @@ PUBLIC_DB=chumbo_e2e_public
 "$ROOT/scripts/load-db.sh" "$PGPORT" "$PUBLIC_DB" conformance --edge
 export E2E_PUBLIC_DATABASE_URL="postgres://postgres@127.0.0.1:$PGPORT/$PUBLIC_DB"
 export E2E_PUBLIC_EDGE_DATABASE_URL="postgres://chumbo_edge:$EDGE_PW@127.0.0.1:$PGPORT/$PUBLIC_DB"
-export E2E_AUX_EDGE_PORT="${E2E_AUX_EDGE_PORT:-54368}" E2E_AUX_JWKS_PORT="${E2E_AUX_JWKS_PORT:-54369}"
+# ts/edge_security.test.mjs's own edge and JWKS server: as set, else free ports (lib.sh pick_port),
+# never one of the ports above.
+_PICKED_PORTS+="$PGPORT $E2E_PORT $PGB_PORT $PGB_EDGE_PORT $JWKS_PORT ${E2E_SHUTDOWN_PORT:-54366} "
+pick_port E2E_AUX_EDGE_PORT
+pick_port E2E_AUX_JWKS_PORT
 
 # mint_env PORT: the variables the test files read, for the edge on PORT.
 mint_env() {

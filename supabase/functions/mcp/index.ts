@@ -343,6 +343,8 @@ type Subscriber = {
 const subscribers = new Set<Subscriber>();
 let listening: Promise<unknown> | null = null;
 let fanout: ReturnType<typeof setTimeout> | undefined;
+let lastRound = 0;
+const RECHECK_SPACING_MS = 1000;
 let hints = 0; // NOTIFYs seen so far: a stream whose acknowledgement raced one is re-checked at once
 let listenSql: ReturnType<typeof postgres> | undefined;
 
@@ -357,9 +359,12 @@ function ensureListening(): Promise<unknown> {
   listening ??= listener.listen("chumbo_capabilities", () => {
     // Anyone may NOTIFY this channel: it is a hint to re-check, never a change by itself. One
     // DDL transaction may NOTIFY several times (create, comment, grant): one round per burst.
+    // Rounds are at least RECHECK_SPACING_MS apart, so a flood of NOTIFYs costs at most one SQL
+    // call per stream per interval.
     hints++;
     fanout ??= setTimeout(() => {
       fanout = undefined;
+      lastRound = Date.now();
       // One principal's streams one after another (the database bounds calls in flight per
       // principal), different principals in parallel.
       const byPrincipal = Map.groupBy(subscribers, (s) => s.listen.principal);
@@ -368,7 +373,7 @@ function ensureListening(): Promise<unknown> {
           for (const s of group) await recheck(s);
         })();
       }
-    }, 25);
+    }, Math.max(25, lastRound + RECHECK_SPACING_MS - Date.now()));
   }).catch((e) => {
     listening = null;
     throw e;

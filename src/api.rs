@@ -127,7 +127,9 @@ fn answer(status: u16, body: Option<String>) -> Answer {
 }
 
 /// Processes one parsed message for `caller`. Returns the response (None for notifications and
-/// client responses) and the scopes the caller lacked, if that is why it failed.
+/// client responses) and the scopes the caller lacked, if that is why it failed. `last`: nothing
+/// else of the request runs after it (a batch's earlier messages are not last), so its audit row
+/// may relax the commit when nothing was written.
 fn process_message(
     registry: &Registry,
     caller: &Caller,
@@ -135,6 +137,7 @@ fn process_message(
     version: &str,
     modern: Option<&Envelope>,
     headers: Option<&Map<String, Value>>,
+    last: bool,
 ) -> (Option<Reply>, Vec<String>) {
     let (id, method, params) = match jsonrpc::parse(msg) {
         Err((id, e)) => return (Some(Reply::of(jsonrpc::error(&id, &e))), vec![]),
@@ -200,7 +203,7 @@ fn process_message(
             .and_then(|n| registry.find(n, registry::Kind::Tool))
             .and_then(|c| c.meta.audit.as_ref())
             .is_some_and(|a| a.arguments);
-        ledger::audit(json!({
+        ledger::audit(last, json!({
             "trace_id": trace,
             "era": if modern.is_some() { "modern" } else { "legacy" },
             "method": method,
@@ -355,7 +358,7 @@ fn handle(body: Option<JsonbText>, claims: default!(Option<JsonB>, "NULL")) -> O
         .map(|e| e.version.clone())
         .unwrap_or(LEGACY_VERSIONS[0].to_string());
     let (response, _) =
-        process_message(&registry, &caller, &msg, &version, envelope.as_ref(), None);
+        process_message(&registry, &caller, &msg, &version, envelope.as_ref(), None, true);
     events::take();
     response.map(|r| JsonText(r.text))
 }
@@ -480,7 +483,7 @@ pub fn process_http(request: &Value, verified_claims: Option<Value>) -> Answer {
     // process_message audits every request it handles: audit here what was refused before it.
     let dispatched = DISPATCHED.with(|d| d.replace(false));
     if !dispatched && a.status >= 400 && registry::current().settings.audit {
-        ledger::audit(json!({
+        ledger::audit(true, json!({
             "trace_id": session::trace_id(),
             "era": "http",
             "method": Value::Null,
@@ -742,7 +745,7 @@ fn answer_http(
             return listen(&msg, &req_id, &caller, &registry);
         }
         let (response, scopes) =
-            process_message(&registry, &caller, &msg, version, Some(env), Some(headers));
+            process_message(&registry, &caller, &msg, version, Some(env), Some(headers), true);
         let mut events = events::take();
         events.retain(|e| {
             e["method"] != "notifications/message"
@@ -773,7 +776,7 @@ fn answer_http(
     let mut responses = vec![];
     let mut all_events = vec![];
     let mut missing_scopes = vec![];
-    for m in &messages {
+    for (i, m) in messages.iter().enumerate() {
         if msg.is_array() && m.get("method").and_then(Value::as_str) == Some("initialize") {
             let id = m.get("id").cloned().unwrap_or(Value::Null);
             responses.push(Reply::of(jsonrpc::error(
@@ -785,8 +788,9 @@ fn answer_http(
             )));
             continue;
         }
+        let last = i + 1 == messages.len();
         let (response, scopes) =
-            process_message(&registry, &caller, m, version, None, Some(headers));
+            process_message(&registry, &caller, m, version, None, Some(headers), last);
         all_events.extend(events::take());
         if let Some(r) = response {
             responses.push(r);

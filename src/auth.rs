@@ -111,3 +111,37 @@ fn check_claim_types(claims: &Value, issuers: &[String], audience: &[String]) ->
     }
     Ok(())
 }
+
+#[cfg(any(test, feature = "pg_test"))]
+#[pgrx::pg_schema]
+mod tests {
+    use super::check_claim_types;
+    use serde_json::json;
+
+    /// Claims whose signature, expiry, issuer and audience jsonwebtoken accepted still need the
+    /// right types: a list `iss` or `aud` naming a trusted value among others is refused.
+    #[pgrx::pg_test]
+    fn claim_types_are_strict() {
+        let issuers = vec!["https://issuer.test".to_string()];
+        let audience = vec!["https://mcp.test".to_string()];
+        let base = json!({"iss": "https://issuer.test", "sub": "u1", "aud": "https://mcp.test", "exp": 1});
+        let with = |k: &str, v: serde_json::Value| {
+            let mut c = base.clone();
+            c[k] = v;
+            c
+        };
+        assert!(check_claim_types(&base, &issuers, &audience).is_ok());
+        assert!(check_claim_types(&with("aud", json!(["https://mcp.test"])), &issuers, &audience).is_ok());
+        for bad in [
+            with("iss", json!(["https://evil.example", "https://issuer.test"])),
+            with("iss", json!("https://issuer.test/")),
+            with("sub", json!(12)),
+            with("sub", json!("")),
+            with("aud", json!(["https://evil.example", "https://mcp.test"])),
+            with("aud", json!([])),
+            with("exp", json!("1")),
+        ] {
+            assert!(check_claim_types(&bad, &issuers, &audience).is_err(), "{bad}");
+        }
+    }
+}

@@ -214,3 +214,67 @@ pub fn public_error(e: &CaughtSqlError, trace_id: &str) -> PublicError {
         },
     }
 }
+
+#[cfg(any(test, feature = "pg_test"))]
+#[pgrx::pg_schema]
+mod tests {
+    use super::*;
+
+    fn shown(sqlstate: &str, message: &str, authored: bool) -> PublicError {
+        let e = CaughtSqlError {
+            sqlstate: sqlstate.into(),
+            message: message.into(),
+            authored,
+        };
+        public_error(&e, "0123456789abcdef")
+    }
+
+    /// PostgreSQL's own messages quote values, names and SQL: none of it may reach the model,
+    /// whatever the class.
+    #[pgrx::pg_test]
+    fn postgres_errors_become_messages_without_their_text() {
+        let cases = [
+            ("22003", "value \"98765432109\" is out of range for type integer"),
+            ("22P02", "invalid input syntax for type integer: \"98765432109x\""),
+            ("23505", "duplicate key value violates unique constraint \"secret_98765432109\""),
+            ("23503", "insert or update on table \"secret_98765432109\" violates foreign key constraint"),
+            ("23514", "new row for relation \"secret_98765432109\" violates check constraint"),
+            ("42501", "permission denied for table secret_98765432109"),
+            ("42501", "new row violates row-level security policy for table \"secret_98765432109\""),
+            ("42P01", "relation \"secret_98765432109\" does not exist"),
+            ("42601", "syntax error at or near \"98765432109\""),
+            ("XX000", "secret_98765432109"),
+            ("P0002", "query returned no rows: secret_98765432109"),
+            ("55000", "currval of sequence \"secret_98765432109\" is not yet defined"),
+        ];
+        for (state, message) in cases {
+            let p = shown(state, message, false);
+            assert!(!p.message.contains("98765432109"), "{state}: {}", p.message);
+            assert!(p.message.ends_with("(trace id 0123456789abcdef)"), "{}", p.message);
+        }
+        assert!(shown("42P01", "relation \"x\" does not exist", false).internal);
+        assert!(!shown("22003", "value \"1\" is out of range", false).internal);
+    }
+
+    /// The application's own words (RAISE) pass as they are, whatever their SQLSTATE.
+    #[pgrx::pg_test]
+    fn application_messages_pass() {
+        for state in ["P0001", "22003", "MC001"] {
+            let p = shown(state, "Quota reached: 98765432109 calls", true);
+            assert_eq!(
+                p.message,
+                "Quota reached: 98765432109 calls (trace id 0123456789abcdef)"
+            );
+            assert!(!p.internal);
+        }
+    }
+
+    /// Identity and session-state refusals get their own fixed words.
+    #[pgrx::pg_test]
+    fn identity_refusals_are_named() {
+        let role = shown("42501", "cannot set parameter \"role\" within security-restricted operation", false);
+        assert!(role.message.starts_with("Refused: a capability cannot change its role"));
+        let cursor = shown("42501", "cannot create a cursor WITH HOLD within security-restricted operation", false);
+        assert!(cursor.message.starts_with("Refused: a capability cannot leave state"));
+    }
+}

@@ -31,8 +31,12 @@ pub fn rate_hit(bucket: &str, window_seconds: i32, max_hits: u32) -> Result<Opti
 }
 
 /// Writes one audit event; a failure to audit is logged, never turned into a failed call.
-pub fn audit(event: Value) {
-    session::relax_commit_for_bookkeeping();
+/// `last`: nothing else of the request follows, so the commit may be relaxed (see
+/// session::relax_commit_for_bookkeeping).
+pub fn audit(last: bool, event: Value) {
+    if last {
+        session::relax_commit_for_bookkeeping();
+    }
     let outcome = session::in_subtransaction(|| {
         session::as_owner(|| {
             Spi::connect_mut(|client| {

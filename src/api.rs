@@ -320,6 +320,7 @@ fn id_of(msg: &Value) -> Value {
 #[pg_extern(name = "handle")]
 fn handle(body: Option<JsonbText>, claims: default!(Option<JsonB>, "NULL")) -> Option<JsonText> {
     refuse_nested_call();
+    session::request_begins();
     let msg = match body.map(|b| parse_body(&b.0)) {
         Some(Ok(v)) => v,
         Some(Err(e)) => return Some(json_text(jsonrpc::error(&Value::Null, &e))),
@@ -453,7 +454,8 @@ fn listen(msg: &Value, id: &Value, caller: &Caller, registry: &Registry) -> Answ
         "notifications": honoured,
         "principal": caller.principal.digest(),
         "version": registry.version,
-        "expires_at": caller.claims.get("exp").filter(|e| e.is_number()),
+        // when the database stops accepting the token: its exp plus the verification leeway
+        "expires_at": caller.claims.get("exp").and_then(Value::as_i64).map(|e| e + auth::LEEWAY_SECONDS as i64),
         "max_streams": registry.settings.max_listen_streams,
     }));
     a
@@ -852,6 +854,7 @@ fn answer_json(a: Answer) -> JsonText {
 #[pg_extern(name = "http")]
 fn http(request: Option<JsonbText>) -> JsonText {
     refuse_nested_call();
+    session::request_begins();
     let request = match request.map(|r| serde_json::from_str::<Value>(&r.0)) {
         Some(Ok(v @ Value::Object(_))) => v,
         _ => {
@@ -872,6 +875,7 @@ fn http(request: Option<JsonbText>) -> JsonText {
 #[pg_extern(name = "mcp")]
 fn mcp(body: Option<JsonbText>) -> Option<JsonText> {
     refuse_nested_call();
+    session::request_begins();
     let claims = session::current_setting("request.jwt.claims")
         .and_then(|c| serde_json::from_str::<Value>(&c).ok());
     let mut claims = claims.filter(Value::is_object).unwrap_or_else(|| json!({}));

@@ -7,6 +7,9 @@ use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{decode, decode_header, Algorithm, DecodingKey, Validation};
 use serde_json::Value;
 
+/// Clock skew tolerated on exp and nbf.
+pub const LEEWAY_SECONDS: u64 = 30;
+
 pub enum AuthError {
     /// No credentials at all (401 without error=).
     Missing,
@@ -66,7 +69,7 @@ pub fn verify(
         return Err(invalid("no audience is configured"));
     }
     let mut validation = Validation::new(header.alg);
-    validation.leeway = 30;
+    validation.leeway = LEEWAY_SECONDS;
     validation.validate_nbf = true;
     validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
     validation.set_issuer(&settings.jwt_issuers);

@@ -267,6 +267,7 @@ pub fn run_as_caller<R>(
         })
         .execute();
         refuse_new_temp_objects();
+        note_capability_writes();
         r
     });
     forget_session_state();
@@ -372,21 +373,39 @@ pub fn current_role_name() -> String {
     }
 }
 
-/// Called before chumbo writes its own bookkeeping (an audit row) into a single-statement
-/// transaction that has written nothing else: lets that commit skip waiting for the WAL flush, so
-/// a read-only MCP call does not pay a disk sync for its audit row. A transaction that already
-/// wrote, or an explicit transaction block (whose later statements may write), keeps synchronous
-/// commit, so application data is never made less durable.
+thread_local! {
+    /// Whether anything but chumbo's own bookkeeping (rate counters, audit) may have been written
+    /// in this transaction by the time the request's audit row is written: something written
+    /// before the request began, or a capability of this request that wrote.
+    static APPLICATION_WROTE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Marks the start of a request at an entry point (see [relax_commit_for_bookkeeping]).
+pub fn request_begins() {
+    // SAFETY: reads the transaction state.
+    let wrote = unsafe { pg_sys::GetTopTransactionIdIfAny() != pg_sys::InvalidTransactionId };
+    APPLICATION_WROTE.with(|w| w.set(wrote));
+}
+
+/// Inside a capability's subtransaction: it wrote if it (or a subtransaction of it) took a
+/// transaction id.
+fn note_capability_writes() {
+    // SAFETY: reads the transaction state.
+    if unsafe { pg_sys::GetCurrentTransactionIdIfAny() } != pg_sys::InvalidTransactionId {
+        APPLICATION_WROTE.with(|w| w.set(true));
+    }
+}
+
+/// Called before chumbo writes the audit row of a request that is the whole of a single-statement
+/// transaction: when only chumbo's bookkeeping (rate counters, the audit row) was written, the
+/// commit need not wait for the WAL flush, so a read-only MCP call does not pay a disk sync for
+/// its audit row. Application data is never made less durable: a capability that wrote, anything
+/// written before the request, or an explicit transaction block (whose later statements may
+/// write) keeps synchronous commit.
 pub fn relax_commit_for_bookkeeping() {
-    // SAFETY: read-only looks at the transaction state.
-    let (in_block, wrote) = unsafe {
-        (
-            pg_sys::IsTransactionBlock(),
-            pg_sys::GetTopTransactionIdIfAny() != pg_sys::InvalidTransactionId,
-        )
-    };
-    // Inside BEGIN … COMMIT the caller may write more after this call: never relax there.
-    if !in_block && !wrote {
+    // SAFETY: reads the transaction state.
+    let in_block = unsafe { pg_sys::IsTransactionBlock() };
+    if !in_block && !APPLICATION_WROTE.with(|w| w.get()) {
         set_local("synchronous_commit", "off");
     }
 }

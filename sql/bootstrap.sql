@@ -97,13 +97,14 @@ begin
     if settings is null or jsonb_typeof(settings) <> 'object' then
         raise exception 'chumbo.configure expects a JSON object';
     end if;
-    update chumbo.settings s set value = jsonb_strip_nulls(s.value || configure.settings) returning s.value into merged;
+    update chumbo.settings s set value = jsonb_strip_nulls(s.value || chumbo._expand_settings(configure.settings))
+    returning s.value into merged;
     perform chumbo._check_settings(merged);
     return chumbo.settings_effective();
 end $$;
 revoke all on function chumbo.configure(jsonb) from public;
 comment on function chumbo.configure(jsonb) is
-  'Merge keys into chumbo''s settings (null removes a key) and return the effective settings with secrets redacted.';
+  'Merge keys into chumbo''s settings (null removes a key; supabase_url also sets the issuer, audience, JWKS URL, oauth mode and require_client_id it implies, unless given) and return the effective settings with secrets redacted.';
 
 -- The JWKS courier: an edge that fetches the issuer's keys hands them over here. Whoever may
 -- call this decides which keys sign valid tokens, so only the owner can turn it on (grant_edge

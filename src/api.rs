@@ -2,7 +2,7 @@
 //! protocol-level problem; each answers in JSON-RPC shape.
 
 use crate::apikey;
-use crate::auth::{self, AuthError};
+use crate::auth;
 use crate::events;
 use crate::jsonrpc::{self, Message, RpcError, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR};
 use crate::ledger;
@@ -468,6 +468,74 @@ fn error_answer(status: u16, id: &Value, code: i64, message: &str) -> Answer {
     )
 }
 
+/// A credential, by its shape: an API key (`x-api-key`, or a bearer token that starts with
+/// chumbo's key prefix) or a JWT (any other bearer token).
+enum Credential<'a> {
+    ApiKey(&'a str),
+    Jwt(&'a str),
+    None,
+}
+
+fn credential(headers: &Map<String, Value>, keys_accepted: bool) -> Credential<'_> {
+    if let Some(k) = header(headers, "x-api-key").filter(|_| keys_accepted) {
+        return Credential::ApiKey(k.trim());
+    }
+    match bearer_token(headers) {
+        None | Some("") => Credential::None,
+        Some(t) if apikey::looks_like_key(t) => Credential::ApiKey(t),
+        Some(t) => Credential::Jwt(t),
+    }
+}
+
+/// Who sent the request, as the auth modes in force allow: the claims to run under (and the API
+/// key, for its principal), or the 401 refusal. Each credential goes to exactly one verifier, by
+/// its shape, so a failed API key is never tried as a JWT, nor the reverse.
+fn authenticate(
+    settings: &crate::settings::Settings,
+    headers: &Map<String, Value>,
+    resource: Option<&str>,
+    resource_metadata: Option<&str>,
+    req_id: &Value,
+) -> Result<(Value, Option<apikey::VerifiedKey>), Answer> {
+    let jwt_modes = settings.allows(AuthMode::Bearer) || settings.allows(AuthMode::Oauth);
+    let key_mode = settings.allows(AuthMode::ApiKey);
+    let jwt_refusal = |error: Option<(&str, &str)>, message: &str| {
+        let mut a = error_answer(401, req_id, INVALID_REQUEST, message);
+        a.headers.insert(
+            "www-authenticate".into(),
+            json!(challenge(resource_metadata, error, &[])),
+        );
+        a
+    };
+    let key_refusal = |message: &str| {
+        let mut a = error_answer(401, req_id, INVALID_REQUEST, message);
+        a.headers.insert("www-authenticate".into(), json!("ApiKey"));
+        a
+    };
+    match credential(headers, key_mode) {
+        Credential::ApiKey(key) if key_mode => match apikey::verify(key) {
+            Ok(k) => Ok((json!({"role": k.role, "scope": k.scopes.join(" ")}), Some(k))),
+            Err(m) => Err(key_refusal(&m)),
+        },
+        Credential::Jwt(token) if jwt_modes => match auth::verify(token, settings, resource) {
+            Ok(claims) => Ok((claims, None)),
+            Err(m) => Err(jwt_refusal(
+                Some(("invalid_token", m.as_str())),
+                &format!("Invalid token: {m}"),
+            )),
+        },
+        Credential::None if settings.allows(AuthMode::Public) => Ok((json!({"role": "anon"}), None)),
+        Credential::ApiKey(_) => Err(key_refusal("API keys are not accepted here")),
+        Credential::Jwt(_) if key_mode => Err(key_refusal("the API key is invalid")),
+        Credential::Jwt(_) => Err(jwt_refusal(
+            Some(("invalid_token", "bearer tokens are not accepted here")),
+            "Invalid token: bearer tokens are not accepted here",
+        )),
+        Credential::None if jwt_modes => Err(jwt_refusal(None, "Authorization required")),
+        Credential::None => Err(key_refusal("an API key is required")),
+    }
+}
+
 thread_local! {
     /// Set by process_message: the HTTP request reached a method (and so has its audit row).
     static DISPATCHED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
@@ -556,53 +624,12 @@ fn answer_http(
     // runs and nothing about the server is revealed before the caller is authenticated.
     let parsed = parse_body(&body_text);
     let req_id = parsed.as_ref().map(id_of).unwrap_or(Value::Null);
-    let mut api_key = None;
-    let claims = match (verified_claims, &settings.auth_mode) {
-        (Some(c), _) => c,
-        (None, AuthMode::Public) => json!({"role": "anon"}),
-        (None, AuthMode::ApiKey) => {
-            let key = header(headers, "x-api-key").or_else(|| bearer_token(headers));
-            match key.map(apikey::verify) {
-                Some(Ok(k)) => {
-                    let claims = json!({"role": k.role, "scope": k.scopes.join(" ")});
-                    api_key = Some(k);
-                    claims
-                }
-                failure => {
-                    let message = match failure {
-                        Some(Err(m)) => m,
-                        _ => "an API key is required".to_string(),
-                    };
-                    let mut a = error_answer(401, &req_id, INVALID_REQUEST, &message);
-                    a.headers.insert("www-authenticate".into(), json!("ApiKey"));
-                    return a;
-                }
-            }
-        }
-        (None, AuthMode::Bearer | AuthMode::Oauth) => {
-            let verified = match bearer_token(headers) {
-                None | Some("") => Err(AuthError::Missing),
-                Some(t) => auth::verify(t, settings, resource),
-            };
-            match verified {
-                Ok(c) => c,
-                Err(e) => {
-                    let (error, message) = match &e {
-                        AuthError::Missing => (None, "Authorization required".to_string()),
-                        AuthError::Invalid(m) => (
-                            Some(("invalid_token", m.as_str())),
-                            format!("Invalid token: {m}"),
-                        ),
-                    };
-                    let mut a = error_answer(401, &req_id, INVALID_REQUEST, &message);
-                    a.headers.insert(
-                        "www-authenticate".into(),
-                        json!(challenge(resource_metadata, error, &[])),
-                    );
-                    return a;
-                }
-            }
-        }
+    let (claims, api_key) = match verified_claims {
+        Some(c) => (c, None),
+        None => match authenticate(settings, headers, resource, resource_metadata, &req_id) {
+            Ok(who) => who,
+            Err(refusal) => return refusal,
+        },
     };
 
     let msg = match parsed {
@@ -888,7 +915,7 @@ fn mcp(body: Option<JsonbText>) -> Option<JsonText> {
     let body_text = body.map(|b| b.0).unwrap_or_default();
     let request = json!({"method": "POST", "headers": headers, "body": body_text});
     let is_anon = role == "anon";
-    let public = matches!(registry::current().settings.auth_mode, AuthMode::Public);
+    let public = registry::current().settings.allows(AuthMode::Public);
     let a = if is_anon && !public {
         let id = parse_body(&body_text)
             .map(|m| id_of(&m))

@@ -39,6 +39,11 @@ fn create_api_key(
     format!("{PREFIX}{id}_{secret}")
 }
 
+/// Whether a credential has the shape of one of chumbo's keys (a JWT never starts so).
+pub fn looks_like_key(credential: &str) -> bool {
+    credential.starts_with(PREFIX)
+}
+
 /// What a valid API key stands for: a role and scopes, under the key's own id.
 pub struct VerifiedKey {
     pub id: String,

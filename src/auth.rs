@@ -10,12 +10,6 @@ use serde_json::Value;
 /// Clock skew tolerated on exp and nbf.
 pub const LEEWAY_SECONDS: u64 = 30;
 
-pub enum AuthError {
-    /// No credentials at all (401 without error=).
-    Missing,
-    /// Credentials present but unacceptable (401 error="invalid_token").
-    Invalid(String),
-}
 
 /// Verified claims of `token`, checked against `settings` and, when no audience is configured,
 /// the canonical resource URL the request arrived at.
@@ -23,8 +17,8 @@ pub fn verify(
     token: &str,
     settings: &Settings,
     resource: Option<&str>,
-) -> Result<Value, AuthError> {
-    let invalid = |m: &str| AuthError::Invalid(m.to_string());
+) -> Result<Value, String> {
+    let invalid = |m: &str| m.to_string();
     let header = decode_header(token).map_err(|_| invalid("the token is not a well-formed JWT"))?;
     let key = match header.alg {
         Algorithm::HS256 => {
@@ -89,6 +83,13 @@ pub fn verify(
             })
         })?;
     check_claim_types(&claims, &settings.jwt_issuers, &audience).map_err(invalid)?;
+    if settings.require_client_id
+        && !claims.get("client_id").and_then(Value::as_str).is_some_and(|c| !c.is_empty())
+    {
+        return Err(invalid(
+            "the token was not issued to an OAuth client (it has no client_id claim)",
+        ));
+    }
     Ok(claims)
 }
 

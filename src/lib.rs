@@ -53,6 +53,18 @@ fn check_settings(value: pgrx::JsonB) -> bool {
     }
 }
 
+/// What chumbo.configure merges for `changes`: the keys a preset (supabase_url) implies added.
+#[pg_extern(name = "_expand_settings")]
+fn expand_settings(changes: pgrx::JsonB) -> pgrx::JsonB {
+    match changes.0 {
+        serde_json::Value::Object(m) => match settings::Settings::expand_presets(m) {
+            Ok(m) => pgrx::JsonB(serde_json::Value::Object(m)),
+            Err(e) => error!("chumbo.configure: {e}"),
+        },
+        _ => error!("chumbo.configure expects a JSON object"),
+    }
+}
+
 /// The effective settings (defaults merged with chumbo.settings), secrets redacted.
 #[pg_extern]
 fn settings_effective() -> pgrx::JsonB {

@@ -5,7 +5,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum AuthMode {
     /// JWT bearer tokens from the configured issuers, advertised via protected-resource metadata.
@@ -19,13 +19,31 @@ pub enum AuthMode {
     Public,
 }
 
+/// One mode, or several on one endpoint (e.g. `["oauth", "api-key"]`): each credential goes to
+/// exactly one verifier, chosen by its shape.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum AuthModes {
+    One(AuthMode),
+    Several(Vec<AuthMode>),
+}
+
 #[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, default)]
 pub struct Settings {
     /// Roles capabilities may run as (from the claims' `role`). Superusers and BYPASSRLS roles
     /// are refused whatever this says.
     pub allowed_roles: Vec<String>,
-    pub auth_mode: AuthMode,
+    pub auth_mode: AuthModes,
+    /// A Supabase project URL (`https://<ref>.supabase.co`); `chumbo.configure` expands it into
+    /// the issuer, audience, JWKS location, oauth mode and `require_client_id` (see
+    /// [Settings::expand_presets]).
+    pub supabase_url: Option<String>,
+    /// Refuse tokens without a `client_id` claim: an OAuth client's access token has one, a
+    /// session token of the application's own web client does not.
+    pub require_client_id: bool,
+    /// Where the issuer publishes its JWKS (for the edge's JWKS courier and the remote doctor).
+    pub jwks_url: Option<String>,
     /// Accepted `iss` values (exact strings). Required for bearer and oauth modes: with none,
     /// every token is refused.
     pub jwt_issuers: Vec<String>,
@@ -70,7 +88,10 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             allowed_roles: vec!["anon".into(), "authenticated".into()],
-            auth_mode: AuthMode::Bearer,
+            auth_mode: AuthModes::One(AuthMode::Bearer),
+            supabase_url: None,
+            require_client_id: false,
+            jwks_url: None,
             jwt_issuers: vec![],
             jwt_audience: vec![],
             jwks: None,
@@ -92,17 +113,73 @@ impl Default for Settings {
 }
 
 impl Settings {
-    /// The request-level limit in force.
-    pub fn request_limit(&self) -> Option<u32> {
-        match (self.rate_limit_per_minute, &self.auth_mode) {
-            (Some(n), _) => Some(n),
-            (None, AuthMode::Public) => Some(600),
-            (None, _) => None,
+    /// The modes in force.
+    pub fn auth_modes(&self) -> &[AuthMode] {
+        match &self.auth_mode {
+            AuthModes::One(m) => std::slice::from_ref(m),
+            AuthModes::Several(ms) => ms,
         }
     }
 
+    pub fn allows(&self, mode: AuthMode) -> bool {
+        self.auth_modes().contains(&mode)
+    }
+
+    /// The request-level limit in force.
+    pub fn request_limit(&self) -> Option<u32> {
+        match self.rate_limit_per_minute {
+            Some(n) => Some(n),
+            None if self.allows(AuthMode::Public) => Some(600),
+            None => None,
+        }
+    }
+
+    /// What `chumbo.configure(changes)` merges: `changes` plus the keys a preset implies that
+    /// `changes` does not set itself. `supabase_url` → Supabase Auth's issuer
+    /// (`<url>/auth/v1`), its JWKS, the audience `authenticated` its OAuth access tokens carry,
+    /// oauth mode, and `require_client_id` (Supabase issues the same `aud` to the app's own
+    /// session tokens, which are not an MCP client's).
+    pub fn expand_presets(
+        changes: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<serde_json::Map<String, serde_json::Value>, String> {
+        use serde_json::json;
+        let Some(url) = changes.get("supabase_url").and_then(|u| u.as_str()) else {
+            return Ok(changes);
+        };
+        let base = url.trim_end_matches('/');
+        let parsed = url::Url::parse(base).map_err(|_| format!("supabase_url is not a URL: {url}"))?;
+        if !matches!(parsed.scheme(), "https" | "http") || parsed.host_str().is_none() {
+            return Err(format!("supabase_url must be an http(s) URL: {url}"));
+        }
+        if parsed.path() != "/" && !parsed.path().is_empty() {
+            return Err(format!(
+                "supabase_url is the project URL without a path (https://<ref>.supabase.co): {url}"
+            ));
+        }
+        let implied = [
+            ("supabase_url", json!(base)),
+            ("auth_mode", json!("oauth")),
+            ("jwt_issuers", json!([format!("{base}/auth/v1")])),
+            ("jwt_audience", json!(["authenticated"])),
+            ("jwks_url", json!(format!("{base}/auth/v1/.well-known/jwks.json"))),
+            ("require_client_id", json!(true)),
+        ];
+        let mut out = changes.clone();
+        for (k, v) in implied {
+            if k == "supabase_url" || !changes.contains_key(k) {
+                out.insert(k.to_string(), v);
+            }
+        }
+        Ok(out)
+    }
+
     pub fn from_json(value: serde_json::Value) -> Result<Settings, String> {
-        serde_json::from_value(value).map_err(|e| format!("invalid chumbo settings: {e}"))
+        let s: Settings =
+            serde_json::from_value(value).map_err(|e| format!("invalid chumbo settings: {e}"))?;
+        if s.auth_modes().is_empty() {
+            return Err("invalid chumbo settings: auth_mode must name at least one mode".into());
+        }
+        Ok(s)
     }
 
     /// The settings as shown to owners: secrets replaced by a marker.

@@ -116,13 +116,17 @@ function startEdge2(authorizationServers) {
   });
 }
 
-/** Run the doctor as a user would; the token travels in MCP_TOKEN unless `args` carry it. */
-function runDoctor(url, { token, args = ["--json"] } = {}) {
+/** Run the doctor as a user would (`deno run -A doctor.ts URL --json`); the token in MCP_TOKEN, or
+ * with `tokenArg` as --token. `make: true` runs `make doctor URL=… TOKEN=…` instead (human output). */
+function runDoctor(url, { token, tokenArg = false, make = false } = {}) {
   return new Promise((resolve) => {
     const env = { ...process.env };
     delete env.MCP_TOKEN;
-    if (token) env.MCP_TOKEN = token;
-    execFile("deno", ["run", "-A", DOCTOR, url, ...args], { env, maxBuffer: 1 << 22 }, (err, stdout, stderr) => {
+    const [cmd, args] = make
+      ? ["make", ["-s", "-C", ROOT, "doctor", `URL=${url}`, ...(token ? [`TOKEN=${token}`] : [])]]
+      : ["deno", ["run", "-A", DOCTOR, url, "--json", ...(token && tokenArg ? ["--token", token] : [])]];
+    if (token && !make && !tokenArg) env.MCP_TOKEN = token;
+    execFile(cmd, args, { env, maxBuffer: 1 << 22 }, (err, stdout, stderr) => {
       const code = err ? err.code : 0;
       assert.equal(typeof code, "number", `doctor did not exit normally: ${err} ${stderr}`);
       resolve({ code, stdout, stderr });
@@ -134,8 +138,8 @@ function runDoctor(url, { token, args = ["--json"] } = {}) {
  * The doctor's verdict equals `expected` (check id -> PASS/FAIL/SKIP; unnamed checks PASS), its exit
  * code follows, and every failing check's next step matches `next[id]`.
  */
-async function assertDoctor(url, { token, expected = {}, next = {} }) {
-  const { code, stdout, stderr } = await runDoctor(url, { token });
+async function assertDoctor(url, { token, tokenArg, expected = {}, next = {} }) {
+  const { code, stdout, stderr } = await runDoctor(url, { token, tokenArg });
   const report = JSON.parse(stdout);
   const got = Object.fromEntries(report.checks.map((c) => [c.id, c.status]));
   const want = Object.fromEntries(CHECKS.map((id) => [id, expected[id] ?? "PASS"]));
@@ -183,9 +187,10 @@ describe("the remote doctor", () => {
     assert.match(detail(report, "tools-list"), /list_projects/);
     assert.match(detail(report, "rls-rows"), /list_projects: 3 rows/);
     assert.match(detail(report, "rls-rows"), /not called: search_documents \(needs query\)/);
-    // The human form, with the token on the command line.
-    const { code, stdout } = await runDoctor(MCP_URL, { args: ["--token", alice] });
+    // The human form, through the make target.
+    const { code, stdout } = await runDoctor(MCP_URL, { token: alice, make: true });
     assert.equal(code, 0, stdout);
+    assert.match(stdout, new RegExp(`^chumbo doctor: ${escape(MCP_URL)}$`, "m"));
     for (const id of CHECKS) assert.match(stdout, new RegExp(`^PASS  ${id} `, "m"), stdout);
     assert.match(stdout, /^11 passed, 0 failed, 0 skipped$/m);
   });
@@ -270,6 +275,7 @@ describe("the remote doctor", () => {
   test("authenticated, but every list-style tool returns 0 rows (Carol, a member of nothing)", async () => {
     const report = await assertDoctor(MCP_URL, {
       token: carol,
+      tokenArg: true, // --token on the command line
       expected: { "rls-rows": "FAIL" },
       next: { "rls-rows": new RegExp(`^row-level security decides what a user sees: .*= "${ACCOUNTS.carol.accountId}"`) },
     });

@@ -208,7 +208,10 @@ describe("the remote doctor", () => {
       expected: { "resource-metadata": "FAIL" },
       next: { "resource-metadata": new RegExp(`^set the edge's CHUMBO_PUBLIC_URL to exactly the URL clients connect to \\(${escape(url)}\\)`) },
     });
-    assert.match(detail(report, "resource-metadata"), new RegExp(`names resource "${escape(MCP_URL)}"`));
+    assert.equal(
+      detail(report, "resource-metadata"),
+      `resource "${MCP_URL}" (at the challenge's resource_metadata, function-local, path-inserted URLs), not the MCP URL "${url}"`,
+    );
   });
 
   test("no authorization server metadata at the advertised issuer", async () => {

@@ -129,14 +129,24 @@ function jwtPart(t: string, i: number): Json | undefined {
 /** What a failed request to the MCP URL itself says about the deployment. */
 function unreachableNext(a: RpcAnswer): string {
   if (a.status === 0) return `nothing answers at ${MCP_URL} (${a.error}): check the URL and that the edge is running`;
-  if (a.status === 404) return `nothing serves MCP at ${MCP_URL}: the URL ends in /functions/v1/mcp and the function is deployed (supabase functions deploy mcp)`;
-  if (a.status === 403) return `the edge refused this Host or Origin: add the host to CHUMBO_ALLOWED_HOSTS (${rpcMessage(a)})`;
-  if (a.status >= 500) return `the edge could not reach the database (${rpcMessage(a)}): check the edge's DATABASE_URL and its log`;
+  if (a.status === 404) {
+    return `nothing serves MCP at ${MCP_URL}: the URL ends in /functions/v1/mcp and the function is deployed (supabase functions deploy mcp)`;
+  }
+  if (a.status === 403) {
+    return `the edge refused this Host or Origin: add the host to CHUMBO_ALLOWED_HOSTS (${rpcMessage(a)})`;
+  }
+  if (a.status >= 500) {
+    return `the edge could not reach the database (${rpcMessage(a)}): check the edge's DATABASE_URL and its log`;
+  }
   return `unexpected answer ${a.status} (${rpcMessage(a)})`;
 }
 
 // ---- 1. the 401 challenge ----------------------------------------------------------------------------
-const initParams = { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: "chumbo-doctor", version: "1" } };
+const initParams = {
+  protocolVersion: PROTOCOL_VERSION,
+  capabilities: {},
+  clientInfo: { name: "chumbo-doctor", version: "1" },
+};
 const anon = await rpc("initialize", initParams);
 const challengeUrl = param(anon.challenge, "resource_metadata");
 if (anon.status === 401 && /^Bearer\b/i.test(anon.challenge) && challengeUrl) {
@@ -160,13 +170,14 @@ if (anon.status === 401 && /^Bearer\b/i.test(anon.challenge) && challengeUrl) {
 // ---- 2. protected-resource metadata (RFC 9728) ----------------------------------------------------------
 const wellKnownPrm = "/.well-known/oauth-protected-resource";
 const prmUrls: { url: string; form: string }[] = [];
-if (challengeUrl) prmUrls.push({ url: challengeUrl, form: "the challenge's resource_metadata" });
+if (challengeUrl) prmUrls.push({ url: challengeUrl, form: "challenge's resource_metadata" });
 prmUrls.push({ url: MCP_URL + wellKnownPrm, form: "function-local" });
 prmUrls.push({ url: new URL(wellKnownPrm + (path === "" ? "" : path), MCP_URL).href, form: "path-inserted" });
 // Clients fetch the challenge's URL (or, without one, the well-known forms): that one must answer.
 const primaryUrl = challengeUrl ?? prmUrls[0].url;
 const prmNotes: string[] = [];
 const prmProblems: string[] = [];
+const wrongResource: Record<string, string[]> = {}; // resource named -> the forms naming it
 let prm: Json | undefined, fallback: Json | undefined;
 for (const { url, form } of prmUrls.filter((u, i) => prmUrls.findIndex((v) => v.url === u.url) === i)) {
   const r = await get(url);
@@ -176,10 +187,15 @@ for (const { url, form } of prmUrls.filter((u, i) => prmUrls.findIndex((v) => v.
     else prmNotes.push(`${form} ${url}: ${what} (not used: clients follow the challenge)`);
     continue;
   }
-  if (r.json.resource !== MCP_URL) prmProblems.push(`${form} ${url} names resource ${JSON.stringify(r.json.resource)}`);
-  else prmNotes.push(`${form} ${url}: resource ok`);
+  if (r.json.resource !== MCP_URL) {
+    const named = JSON.stringify(r.json.resource);
+    (wrongResource[named] ??= []).push(form);
+  } else prmNotes.push(`${form} ${url}: resource ok`);
   if (url === primaryUrl) prm = r.json;
   else fallback ??= r.json;
+}
+for (const [named, forms] of Object.entries(wrongResource)) {
+  prmProblems.push(`resource ${named} (at the ${forms.join(", ")} URL${forms.length > 1 ? "s" : ""})`);
 }
 const prmSeen = prm ?? fallback;
 const authServers = Array.isArray(prmSeen?.authorization_servers) ? (prmSeen!.authorization_servers as string[]) : [];
@@ -187,7 +203,9 @@ if (!prm) {
   fail(
     "resource-metadata",
     prmProblems.join("; "),
-    `the edge serves it at ${MCP_URL + wellKnownPrm}; check that this URL reaches the edge (for Supabase: supabase functions deploy mcp, verify_jwt = false)`,
+    `the edge serves it at ${
+      MCP_URL + wellKnownPrm
+    }; check that this URL reaches the edge (for Supabase: supabase functions deploy mcp, verify_jwt = false)`,
   );
 } else if (prmProblems.length) {
   fail(
@@ -202,7 +220,10 @@ if (!prm) {
     "set the edge's CHUMBO_AUTHORIZATION_SERVERS to your issuer (on Supabase https://<ref>.supabase.co/auth/v1, the default when SUPABASE_URL is set)",
   );
 } else {
-  pass("resource-metadata", `resource ${MCP_URL}, authorization_servers ${authServers.join(", ")}; ${prmNotes.join("; ")}`);
+  pass(
+    "resource-metadata",
+    `resource ${MCP_URL}, authorization_servers ${authServers.join(", ")}; ${prmNotes.join("; ")}`,
+  );
 }
 
 // ---- 3. authorization server metadata (RFC 8414 / OpenID discovery) -----------------------------------
@@ -258,8 +279,9 @@ if (!issuer) {
 
 // ---- 4. dynamic client registration ------------------------------------------------------------------
 if (!asMeta) skip("registration", "no authorization server metadata (as-metadata)");
-else if (typeof asMeta.registration_endpoint === "string") pass("registration", `registration_endpoint ${asMeta.registration_endpoint}`);
-else {
+else if (typeof asMeta.registration_endpoint === "string") {
+  pass("registration", `registration_endpoint ${asMeta.registration_endpoint}`);
+} else {
   fail(
     "registration",
     "the authorization server's metadata has no registration_endpoint",
@@ -279,11 +301,19 @@ else if (typeof asMeta.jwks_uri !== "string") {
   const keys = Array.isArray(r.json?.keys) ? (r.json!.keys as Json[]) : [];
   const kids = keys.map((k) => k.kid);
   if (r.status !== 200 || !keys.length) {
-    fail("jwks", `${asMeta.jwks_uri}: ${r.status ? `HTTP ${r.status}` : r.error}, ${keys.length} keys`, "the authorization server must publish its signing keys at jwks_uri");
+    fail(
+      "jwks",
+      `${asMeta.jwks_uri}: ${r.status ? `HTTP ${r.status}` : r.error}, ${keys.length} keys`,
+      "the authorization server must publish its signing keys at jwks_uri",
+    );
   } else if (!token) {
-    pass("jwks", `${asMeta.jwks_uri}: ${keys.length} keys (${kids.join(", ")}); no token to compare`);
+    pass("jwks", `${asMeta.jwks_uri}: key ids ${kids.join(", ")}; no token to compare`);
   } else if (!header || !claims) {
-    fail("jwks", "the token is not a JWT", "chumbo verifies JWT access tokens: pass the access token itself (three base64url parts)");
+    fail(
+      "jwks",
+      "the token is not a JWT",
+      "chumbo verifies JWT access tokens: pass the access token itself (three base64url parts)",
+    );
   } else if (kid === undefined ? keys.length !== 1 : !kids.includes(kid)) {
     fail(
       "jwks",
@@ -291,7 +321,7 @@ else if (typeof asMeta.jwks_uri !== "string") {
       `the token was not signed by ${issuer}'s current keys (another issuer, or a rotated-out key): ${RELOGIN}, and keep the database's jwks equal to ${asMeta.jwks_uri} (chumbo.configure '{"jwks": …}' or the JWKS courier, CHUMBO_JWKS_URL)`,
     );
   } else {
-    pass("jwks", `${asMeta.jwks_uri}: ${keys.length} keys, including the token's kid ${kid ?? "(single key)"}`);
+    pass("jwks", `${asMeta.jwks_uri}: key ids ${kids.join(", ")}, the token's among them`);
   }
 }
 
@@ -305,14 +335,21 @@ const expText = () => {
 };
 let authed: RpcAnswer | undefined;
 if (!token) {
-  skip("token-verified", "no token", "run again with --token <access token> (one your MCP client got, or make run's ALICE_TOKEN)");
+  skip(
+    "token-verified",
+    "no token",
+    "run again with --token <access token> (one your MCP client got, or make run's ALICE_TOKEN)",
+  );
   for (const id of [...TOKEN_CHECKS.slice(1), "tools-list", "rls-rows"]) skip(id, "no token");
 } else {
   authed = await rpc("initialize", initParams, token);
   if (authed.status === 200 && authed.body?.result) {
     const v = (authed.body.result as Json).protocolVersion;
     if (typeof v === "string") negotiated = v;
-    pass("token-verified", `the database accepted the token (signature, kid ${kid ?? "none"}, sub ${show(claims?.sub)})`);
+    pass(
+      "token-verified",
+      `the database accepted the token (signature, kid ${kid ?? "none"}, sub ${show(claims?.sub)})`,
+    );
     pass("token-issuer", `iss ${show(claims?.iss)} is trusted`);
     pass("token-audience", `aud ${show(claims?.aud)} is accepted`);
     pass("token-expiry", expText());
@@ -324,7 +361,11 @@ if (!token) {
     if (/issuer/i.test(reason)) {
       id = "token-issuer";
       detail = `the database refused the token: ${reason} (iss ${show(claims?.iss)})`;
-      next = `add the token's issuer exactly as written (${show(claims?.iss)}) to jwt_issuers: select chumbo.configure('{"jwt_issuers": [${show(claims?.iss)}]}') (the list replaces the previous one)`;
+      next = `add the token's issuer exactly as written (${
+        show(claims?.iss)
+      }) to jwt_issuers: select chumbo.configure('{"jwt_issuers": [${
+        show(claims?.iss)
+      }]}') (the list replaces the previous one)`;
     } else if (/issued for|audience/i.test(reason)) {
       id = "token-audience";
       detail = `the database refused the token: ${reason} (aud ${show(aud)})`;
@@ -338,16 +379,21 @@ if (!token) {
         ? `${RELOGIN}; MCP clients refresh on this 401 by themselves`
         : "the token's nbf lies in the future: check the clocks of the authorization server and the database";
     } else if (/signing key|signature|keys are configured/i.test(reason)) {
-      next = `the database's jwks lacks the key that signed the token (kid ${show(kid ?? null)}): load ${asMeta?.jwks_uri ?? "the issuer's JWKS"} with select chumbo.configure('{"jwks": …}'), or let the edge carry it (CHUMBO_JWKS_URL and chumbo.grant_edge('chumbo_edge', jwks_courier => true))`;
+      next = `the database's jwks lacks the key that signed the token (kid ${show(kid ?? null)}): load ${
+        asMeta?.jwks_uri ?? "the issuer's JWKS"
+      } with select chumbo.configure('{"jwks": …}'), or let the edge carry it (CHUMBO_JWKS_URL and chumbo.grant_edge('chumbo_edge', jwks_courier => true))`;
     } else {
-      next = "pass a JWT access token from the authorization server, for this MCP server (iss, sub, aud and exp are required)";
+      next =
+        "pass a JWT access token from the authorization server, for this MCP server (iss, sub, aud and exp are required)";
     }
     for (const c of TOKEN_CHECKS) {
       if (c === id) fail(c, detail, next);
       else skip(c, "not judged: the database refused the token for the reason above");
     }
   } else {
-    for (const c of TOKEN_CHECKS) skip(c, `no verdict: authenticated initialize got HTTP ${authed.status} (${rpcMessage(authed)})`);
+    for (const c of TOKEN_CHECKS) {
+      skip(c, `no verdict: authenticated initialize got HTTP ${authed.status} (${rpcMessage(authed)})`);
+    }
   }
 }
 
@@ -366,7 +412,13 @@ if (token && authed) {
       if (!cursor) break;
     }
     if (!answer || answer.status !== 200 || !answer.body?.result) {
-      fail("tools-list", `tools/list failed: HTTP ${answer?.status} (${answer ? rpcMessage(answer) : "no answer"})`, answer?.status === 403 ? "the token's role may not use this server: check allowed_roles and the token's role claim" : unreachableNext(answer!));
+      fail(
+        "tools-list",
+        `tools/list failed: HTTP ${answer?.status} (${answer ? rpcMessage(answer) : "no answer"})`,
+        answer?.status === 403
+          ? "the token's role may not use this server: check allowed_roles and the token's role claim"
+          : unreachableNext(answer!),
+      );
       skip("rls-rows", "no tool list (tools-list)");
     } else if (!tools.length) {
       fail(
@@ -379,9 +431,16 @@ if (token && authed) {
       pass("tools-list", `${tools.length} tools: ${tools.map((t) => t.name).join(", ")}`);
       const listing = tools.filter((t) => /^(list|search)_/.test(t.name));
       const callable = listing.filter((t) => !(t.inputSchema?.required?.length));
-      const skipped = listing.filter((t) => !callable.includes(t)).map((t) => `${t.name} (needs ${t.inputSchema!.required!.join(", ")})`);
+      const skipped = listing.filter((t) => !callable.includes(t)).map((t) =>
+        `${t.name} (needs ${t.inputSchema!.required!.join(", ")})`
+      );
       if (!callable.length) {
-        pass("rls-rows", `nothing to try: no list_/search_ tool can be called without arguments${skipped.length ? `; not called: ${skipped.join(", ")}` : ""}`);
+        pass(
+          "rls-rows",
+          `nothing to try: no list_/search_ tool can be called without arguments${
+            skipped.length ? `; not called: ${skipped.join(", ")}` : ""
+          }`,
+        );
       } else {
         const seen: string[] = [];
         let rows = 0, errors = 0;
@@ -401,12 +460,20 @@ if (token && authed) {
         const notCalled = skipped.length ? `; not called: ${skipped.join(", ")}` : "";
         if (rows > 0) pass("rls-rows", seen.join(", ") + notCalled);
         else if (errors === callable.length) {
-          fail("rls-rows", seen.join(", ") + notCalled, "every list-style tool failed: look its trace id up in the database log (chumbo trace <id>) and run the function by hand as the owner");
+          fail(
+            "rls-rows",
+            seen.join(", ") + notCalled,
+            "every list-style tool failed: look its trace id up in the database log (chumbo trace <id>) and run the function by hand as the owner",
+          );
         } else {
           fail(
             "rls-rows",
-            `authenticated as sub ${show(claims?.sub)}, but every list-style tool returns 0 rows: ${seen.join(", ")}${notCalled}`,
-            `row-level security decides what a user sees: check that your policies match this user's claims (auth.uid() / request.jwt.claims ->> 'sub' = ${show(claims?.sub)}, role ${show(claims?.role ?? null)}) and that the user has rows (memberships, owner columns)`,
+            `authenticated as sub ${show(claims?.sub)}, but every list-style tool returns 0 rows: ${
+              seen.join(", ")
+            }${notCalled}`,
+            `row-level security decides what a user sees: check that your policies match this user's claims (auth.uid() / request.jwt.claims ->> 'sub' = ${
+              show(claims?.sub)
+            }, role ${show(claims?.role ?? null)}) and that the user has rows (memberships, owner columns)`,
           );
         }
       }

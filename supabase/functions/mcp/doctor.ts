@@ -155,13 +155,15 @@ if (anon.status === 401 && /^Bearer\b/i.test(anon.challenge) && challengeUrl) {
   fail(
     "challenge",
     `401 without a Bearer challenge naming resource_metadata (WWW-Authenticate: ${anon.challenge || "none"})`,
-    "clients find the authorization server through resource_metadata in the challenge: serve MCP through chumbo's edge (it passes the metadata URL to the database), not through another proxy",
+    /^ApiKey/i.test(anon.challenge)
+      ? `auth_mode is "api-key": for OAuth clients run select chumbo.configure('{"auth_mode": "oauth"}')`
+      : "clients find the authorization server through resource_metadata in the challenge: serve MCP through chumbo's edge (it passes the metadata URL to the database), not through another proxy",
   );
 } else if (anon.status === 200) {
   fail(
     "challenge",
     "the server answered without asking for a token",
-    `auth_mode is "public" (or api-key): for OAuth clients run select chumbo.configure('{"auth_mode": "oauth"}')`,
+    `auth_mode is "public": for OAuth clients run select chumbo.configure('{"auth_mode": "oauth"}')`,
   );
 } else {
   fail("challenge", `no 401 challenge: HTTP ${anon.status} (${rpcMessage(anon)})`, unreachableNext(anon));
@@ -231,6 +233,12 @@ let asMeta: Json | undefined;
 const issuer = authServers[0];
 if (!issuer) {
   skip("as-metadata", "no authorization server to look at (resource-metadata)");
+} else if (!URL.canParse(issuer)) {
+  fail(
+    "as-metadata",
+    `the metadata's authorization server ${JSON.stringify(issuer)} is not a URL`,
+    "set the edge's CHUMBO_AUTHORIZATION_SERVERS to your issuer URL (on Supabase https://<ref>.supabase.co/auth/v1)",
+  );
 } else {
   const u = new URL(issuer);
   const p = u.pathname.replace(/\/+$/, "");

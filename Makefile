@@ -1,5 +1,5 @@
 # Developer commands (DESIGN.md §7). All logic lives in scripts/; these targets only call it.
-.PHONY: run stop test install setup status bench
+.PHONY: run stop test install setup status bench doctor
 
 run:      ## install what is missing, build+install, start cluster + edge, load the app, print dev.env
 	@scripts/run.sh
@@ -15,3 +15,5 @@ status:   ## is the dev cluster running?
 	@CHUMBO_CLUSTER=dev scripts/cluster.sh status || true
 bench:    ## benchmarks (not part of test): chumbo vs the floor and vs a reference SDK server; writes bench/RESULTS.md
 	@bench/run.sh
+doctor:   ## check a deployed MCP server from outside: make doctor URL=<MCP URL> [TOKEN=<access token>]
+	@$(if $(TOKEN),MCP_TOKEN='$(TOKEN)') scripts/doctor.sh "$(URL)"

@@ -5,7 +5,8 @@
 //   - resource indicators (RFC 8707): a token requested for a resource is a JWT access token
 //     (RFC 9068, ES256) whose `aud` is that resource, with `sub` = the account id and the extra
 //     claim `role: "authenticated"` (what Supabase puts in its tokens and chumbo maps to a role)
-//   - one account, alice (accountId aaaaaaaa-0000-4000-8000-000000000001, Acme in the example app)
+//   - two accounts: alice (accountId aaaaaaaa-0000-4000-8000-000000000001, Acme in the example app)
+//     and carol (cccccccc-0000-4000-8000-000000000003, a member of nothing)
 //   - its own tiny login/consent pages at /interaction/:uid (HTML forms; the test's "user" submits
 //     them), no devInteractions.
 // The access-token lifetime can be changed at run time (`setAccessTokenTTL`), and the tokens it
@@ -20,6 +21,8 @@ import Provider from "oidc-provider";
 
 export const ACCOUNTS = {
   alice: { accountId: "aaaaaaaa-0000-4000-8000-000000000001", password: "wonderland", name: "Alice", email: "alice@acme.example" },
+  // A member of nothing in the example app: authenticated, but RLS shows her no rows.
+  carol: { accountId: "cccccccc-0000-4000-8000-000000000003", password: "nowhere", name: "Carol", email: "carol@example.test" },
 };
 
 const html = (s) => String(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -45,9 +48,9 @@ function readForm(req) {
  * Start the authorization server on 127.0.0.1:port with issuer http://localhost:port.
  * `resourceServers`: resource indicators it issues JWT access tokens for (any absolute http(s)
  * URL is accepted when `acceptAnyResource` is true, so the test can get a token for some other
- * API from the same server).
+ * API from the same server). `registration: false` turns dynamic client registration off.
  */
-export async function startAuthorizationServer({ port = 0, host = "127.0.0.1", accessTokenTTL = 600 } = {}) {
+export async function startAuthorizationServer({ port = 0, host = "127.0.0.1", accessTokenTTL = 600, registration = true } = {}) {
   let ttl = accessTokenTTL;
   let backdate = 0;
   const { privateKey } = crypto.generateKeyPairSync("ec", { namedCurve: "P-256" });
@@ -77,7 +80,7 @@ export async function startAuthorizationServer({ port = 0, host = "127.0.0.1", a
     pkce: { required: () => true },
     features: {
       devInteractions: { enabled: false },
-      registration: { enabled: true },
+      registration: { enabled: registration }, // false: no dynamic client registration (the doctor test)
       revocation: { enabled: true },
       resourceIndicators: {
         enabled: true,

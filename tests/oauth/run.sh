@@ -10,7 +10,10 @@
 #    scope "mcp" (what the client then asks for; the authorization server grants it for any resource).
 # 4. node --test oauth.test.mjs: starts the authorization server on that port, configures chumbo
 #    (auth_mode oauth, the issuer, the JWKS from its jwks_uri), then runs the flow.
-# 5. Stops the edge.
+# 5. node --test doctor.test.mjs: the remote doctor (supabase/functions/mcp/doctor.ts) against this
+#    stack, healthy and broken one way at a time, with a second edge (CHUMBO_EDGE_ID=doctor-edge) on
+#    $DOCTOR_EDGE_PORT (a free port unless set) that the test restarts with broken settings.
+# 6. Stops the edges.
 # OAUTH_DEBUG=1 prints the user agent's and the client's HTTP exchanges and the server's errors.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -19,13 +22,16 @@ source "$HERE/../../scripts/lib.sh"     # ROOT, STATE, TEST_PORT, log/warn/die, 
 NODE_VERSION=v22.23.5
 DB=chumbo_oauth
 PGPORT="${PGPORT:-$TEST_PORT}"
-pick_port OAUTH_EDGE_PORT; pick_port OAUTH_AS_PORT          # free ones unless set
+pick_port OAUTH_EDGE_PORT; pick_port OAUTH_AS_PORT; pick_port DOCTOR_EDGE_PORT   # free ones unless set
 EDGE_PORT="$OAUTH_EDGE_PORT" AS_PORT="$OAUTH_AS_PORT"
-log "oauth: edge on 127.0.0.1:$EDGE_PORT, authorization server on 127.0.0.1:$AS_PORT"
+log "oauth: edge on 127.0.0.1:$EDGE_PORT, authorization server on 127.0.0.1:$AS_PORT, doctor's edge on 127.0.0.1:$DOCTOR_EDGE_PORT"
 MCP_URL="http://localhost:$EDGE_PORT/functions/v1/mcp"
 export CHUMBO_EDGE_ID=oauth-edge
 
-cleanup() { CHUMBO_EDGE_ID=oauth-edge "$ROOT/scripts/edge.sh" stop || true; }
+cleanup() {
+  CHUMBO_EDGE_ID=oauth-edge "$ROOT/scripts/edge.sh" stop || true
+  CHUMBO_EDGE_ID=doctor-edge "$ROOT/scripts/edge.sh" stop || true
+}
 trap cleanup EXIT
 
 # 1. Node 22 (oidc-provider 9 needs >= 20.19) and the pinned packages.
@@ -49,14 +55,19 @@ EDGE_PW="$(cat "$STATE/edge-password")"
 CHUMBO_PORT="$EDGE_PORT" CHUMBO_PUBLIC_URL="$MCP_URL" CHUMBO_AUTHORIZATION_SERVERS="http://localhost:$AS_PORT" CHUMBO_SCOPES_SUPPORTED=mcp \
   EDGE_DATABASE_URL="postgres://chumbo_edge:$EDGE_PW@127.0.0.1:$PGPORT/$DB" "$ROOT/scripts/edge.sh" start >/dev/null
 
-# 4.
+# 4. and 5.
 cd "$HERE"
 status=0
 MCP_URL="$MCP_URL" OAUTH_AS_PORT="$AS_PORT" OAUTH_DATABASE_URL="postgres://postgres@127.0.0.1:$PGPORT/$DB" \
   "$NODE" --test --test-reporter=spec oauth.test.mjs || status=$?
+MCP_URL="$MCP_URL" OAUTH_AS_PORT="$AS_PORT" OAUTH_DATABASE_URL="postgres://postgres@127.0.0.1:$PGPORT/$DB" \
+  DOCTOR_EDGE_PORT="$DOCTOR_EDGE_PORT" EDGE_DATABASE_URL="postgres://chumbo_edge:$EDGE_PW@127.0.0.1:$PGPORT/$DB" \
+  "$NODE" --test --test-reporter=spec doctor.test.mjs || status=$?
 if ((status)); then
   warn "oauth: FAILED"
-  [[ -s "$STATE/oauth-edge.log" ]] && { echo "--- $STATE/oauth-edge.log (last 30 lines)"; tail -n 30 "$STATE/oauth-edge.log"; } >&2
+  for id in oauth-edge doctor-edge; do
+    [[ -s "$STATE/$id.log" ]] && { echo "--- $STATE/$id.log (last 30 lines)"; tail -n 30 "$STATE/$id.log"; } >&2
+  done
   exit "$status"
 fi
 log "oauth: passed"

@@ -39,7 +39,8 @@ trap cleanup EXIT
 # Ports: whatever the environment sets, else free ones (lib.sh pick_port), so a fresh machine or
 # CI runner never depends on fixed ports inside the ephemeral range staying free.
 PORT_VARS=(CHUMBO_TEST_PG_PORT E2E_PORT E2E_PGBOUNCER_PORT E2E_PGB_EDGE_PORT E2E_JWKS_PORT E2E_SHUTDOWN_PORT
-           CHUMBO_CONFORMANCE_PORT CHUMBO_CONFORMANCE_2026_PORT OAUTH_EDGE_PORT OAUTH_AS_PORT)
+           CHUMBO_CONFORMANCE_PORT CHUMBO_CONFORMANCE_2026_PORT OAUTH_EDGE_PORT OAUTH_AS_PORT
+           DOCTOR_EDGE_PORT E2E_AUX_EDGE_PORT E2E_AUX_JWKS_PORT)
 for v in "${PORT_VARS[@]}"; do pick_port "$v"; done
 TEST_PORT="$CHUMBO_TEST_PG_PORT"
 log "ports: $(for v in "${PORT_VARS[@]}"; do printf '%s=%s ' "$v" "${!v}"; done)"

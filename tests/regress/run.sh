@@ -32,6 +32,7 @@ fi
 pg_isready -q -h 127.0.0.1 -p "$PORT" -t 2 || CHUMBO_CLUSTER=test "$ROOT/scripts/cluster.sh" start
 
 "$ROOT/scripts/load-db.sh" "$PORT" "$DB" app
+psql_at "$PORT" "$DB" -f "$DIR/helpers.sql"     # regress.hs256() and friends, shared by the tests
 mkdir -p "$DIR/expected"
 rm -rf "$DIR/results" "$DIR"/regression.{diffs,out}
 

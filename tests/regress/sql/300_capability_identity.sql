@@ -73,17 +73,10 @@ select current_user, session_user, current_setting('role') as role_setting,
        coalesce(current_setting('request.jwt.claims', true), '') as claims_setting;
 
 -- the same from chumbo.http as a non-superuser edge role with a real (HS256) token
-create extension if not exists pgcrypto;
-create function pg_temp.b64url(b bytea) returns text language sql
-  as $$ select translate(rtrim(replace(encode(b, 'base64'), E'\n', ''), '='), '+/', '-_') $$;
-create function pg_temp.jwt(payload jsonb) returns text language sql as $$
-  with p as (select pg_temp.b64url(convert_to('{"alg":"HS256","typ":"JWT"}', 'UTF8')) || '.' || pg_temp.b64url(convert_to(payload::text, 'UTF8')) as s)
-  select s || '.' || pg_temp.b64url(hmac(s, 'regress-secret', 'sha256')) from p $$;
 select chumbo.configure('{"auth_mode":"bearer","jwt_issuers":["https://issuer.test"],"jwt_hs256_secret":"regress-secret","jwt_audience":["https://mcp.test"]}') ->> 'auth_mode' as mode;
 create role regress_edge_300 login;
 select chumbo.grant_edge('regress_edge_300');
-grant execute on function pg_temp.jwt(jsonb), pg_temp.b64url(bytea) to regress_edge_300;
-select pg_temp.jwt(jsonb_build_object('iss', 'https://issuer.test', 'aud', 'https://mcp.test', 'sub', 'aaaaaaaa-0000-4000-8000-000000000001',
+select regress.hs256(jsonb_build_object('iss', 'https://issuer.test', 'aud', 'https://mcp.test', 'sub', 'aaaaaaaa-0000-4000-8000-000000000001',
   'role', 'authenticated', 'exp', extract(epoch from now())::int + 300)) as alice_token \gset
 create function pg_temp.http(token text, action text) returns jsonb language sql as $$
   select chumbo.http(jsonb_build_object('method', 'POST', 'headers', jsonb_build_object('authorization', 'Bearer ' || token,

@@ -3,12 +3,6 @@
 -- audiences only; with no configured issuer no token is accepted. Each refusal is a 401
 -- invalid_token challenge. HS256 tokens signed in SQL (pgcrypto).
 begin;
-create extension if not exists pgcrypto;
-create function pg_temp.b64url(b bytea) returns text language sql
-  as $$ select translate(rtrim(replace(encode(b, 'base64'), E'\n', ''), '='), '+/', '-_') $$;
-create function pg_temp.jwt(payload jsonb) returns text language sql as $$
-  with p as (select pg_temp.b64url(convert_to('{"alg":"HS256","typ":"JWT"}', 'UTF8')) || '.' || pg_temp.b64url(convert_to(payload::text, 'UTF8')) as s)
-  select s || '.' || pg_temp.b64url(hmac(s, 'regress-secret', 'sha256')) from p $$;
 create function pg_temp.claims(extra jsonb default '{}') returns jsonb language sql as $$
   select jsonb_build_object('sub', 'aaaaaaaa-0000-4000-8000-000000000001', 'role', 'authenticated',
     'iss', 'https://issuer.test', 'aud', 'https://mcp.test', 'exp', extract(epoch from now())::int + 300) || extra $$;
@@ -20,10 +14,10 @@ create function pg_temp.outcome(token text) returns text language sql as $$
 
 -- no issuer configured: even a well-signed token is refused
 select chumbo.configure('{"auth_mode":"bearer","jwt_hs256_secret":"regress-secret","jwt_audience":["https://mcp.test"]}') ->> 'auth_mode' as mode;
-select pg_temp.outcome(pg_temp.jwt(pg_temp.claims())) as no_issuer_configured;
+select pg_temp.outcome(regress.hs256(pg_temp.claims())) as no_issuer_configured;
 
 select chumbo.configure('{"jwt_issuers":["https://issuer.test"]}') ->> 'auth_mode' as mode;
-select label, pg_temp.outcome(pg_temp.jwt(claims)) as outcome from (values
+select label, pg_temp.outcome(regress.hs256(claims)) as outcome from (values
   ('valid',                 pg_temp.claims()),
   ('aud as one-item list',  pg_temp.claims('{"aud":["https://mcp.test"]}')),
   ('no aud',                pg_temp.claims() - 'aud'),

@@ -6,7 +6,6 @@
 -- Supabase's (sub, role, aud "authenticated", user_id, email, client_id, aal, amr, session_id,
 -- iss, iat, exp), HS256-signed in SQL for the test (Supabase signs with ES256/RS256 from its JWKS).
 begin;
-create extension if not exists pgcrypto;
 select chumbo.configure('{"supabase_url": "https://abcdefghijklmnop.supabase.co/"}')
   - '{allowed_roles,max_rows,page_size,max_body_bytes,max_result_bytes,audit,state_namespaces,call_timeout_ms,max_in_flight,max_listen_streams}'::text[] as effective;
 -- a key given in the same call wins; a bad URL is refused
@@ -19,11 +18,6 @@ savepoint s;
 select chumbo.configure('{"supabase_url": "not a url"}');
 rollback to savepoint s;
 
-create function pg_temp.b64url(b bytea) returns text language sql
-  as $$ select translate(rtrim(replace(encode(b, 'base64'), E'\n', ''), '='), '+/', '-_') $$;
-create function pg_temp.jwt(payload jsonb) returns text language sql as $$
-  with p as (select pg_temp.b64url(convert_to('{"alg":"HS256","typ":"JWT"}', 'UTF8')) || '.' || pg_temp.b64url(convert_to(payload::text, 'UTF8')) as s)
-  select s || '.' || pg_temp.b64url(hmac(s, 'regress-secret', 'sha256')) from p $$;
 select chumbo.configure('{"jwt_hs256_secret": "regress-secret"}') ->> 'auth_mode' as mode;
 create function pg_temp.supabase_token(extra jsonb default '{}') returns jsonb language sql as $$
   select jsonb_build_object('sub', 'aaaaaaaa-0000-4000-8000-000000000001', 'role', 'authenticated',
@@ -35,7 +29,7 @@ create function pg_temp.outcome(claims jsonb) returns text language sql as $$
   select r ->> 'status' || ' ' || coalesce(r #>> '{headers,www-authenticate}',
     (select string_agg(x #>> '{}', ', ') from jsonb_path_query(r, '$.body.result.structuredContent.rows[*].name') x))
   from chumbo.http(jsonb_build_object('method', 'POST',
-    'headers', jsonb_build_object('authorization', 'Bearer ' || pg_temp.jwt(claims), 'mcp-protocol-version', '2025-11-25'),
+    'headers', jsonb_build_object('authorization', 'Bearer ' || regress.hs256(claims), 'mcp-protocol-version', '2025-11-25'),
     'body', '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"list_projects","arguments":{}}}',
     'resource', 'https://abcdefghijklmnop.supabase.co/functions/v1/mcp')) r $$;
 select label, pg_temp.outcome(claims) as outcome from (values

@@ -3,15 +3,9 @@
 -- prefix: API key; any other bearer value: JWT), and a failed one never falls through to the
 -- other verifier.
 begin;
-create extension if not exists pgcrypto;
-create function pg_temp.b64url(b bytea) returns text language sql
-  as $$ select translate(rtrim(replace(encode(b, 'base64'), E'\n', ''), '='), '+/', '-_') $$;
-create function pg_temp.jwt(payload jsonb) returns text language sql as $$
-  with p as (select pg_temp.b64url(convert_to('{"alg":"HS256","typ":"JWT"}', 'UTF8')) || '.' || pg_temp.b64url(convert_to(payload::text, 'UTF8')) as s)
-  select s || '.' || pg_temp.b64url(hmac(s, 'regress-secret', 'sha256')) from p $$;
 select chumbo.configure('{"auth_mode": ["oauth", "api-key"], "jwt_issuers": ["https://issuer.test"], "jwt_audience": ["https://mcp.test"], "jwt_hs256_secret": "regress-secret"}') -> 'auth_mode' as modes;
 select chumbo.create_api_key('authenticated') as key \gset
-select pg_temp.jwt(jsonb_build_object('iss', 'https://issuer.test', 'aud', 'https://mcp.test', 'sub', 'aaaaaaaa-0000-4000-8000-000000000001',
+select regress.hs256(jsonb_build_object('iss', 'https://issuer.test', 'aud', 'https://mcp.test', 'sub', 'aaaaaaaa-0000-4000-8000-000000000001',
   'role', 'authenticated', 'exp', extract(epoch from now())::int + 300)) as token \gset
 create function pg_temp.outcome(headers jsonb) returns text language sql as $$
   select r ->> 'status' || ' ' || coalesce(r #>> '{headers,www-authenticate}', '') || ' ' ||

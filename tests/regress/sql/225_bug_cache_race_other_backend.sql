@@ -1,10 +1,10 @@
--- BUG (claim: "DDL, COMMENT and GRANT changes show on the next request", README "Declaring
+-- Fixed bug (claim: "DDL, COMMENT and GRANT changes show on the next request", README "Declaring
 -- capabilities"): the schema version is a sequence bumped by the event trigger at the DDL, not
 -- at COMMIT. Another backend that handles a request while the DDL's transaction is still open
 -- sees the new version with the old catalog, rebuilds its registry from the old catalog and
 -- caches it under the new version; after the COMMIT nothing bumps the version again, so that
 -- backend keeps serving the old capability list until some unrelated change. The expected
--- output below is the RIGHT behaviour (the committed change is seen by the next request).
+-- output below is the right behaviour, which chumbo now has (the committed change is seen by the next request).
 create extension if not exists dblink;
 select dblink_connect('a', format('host=127.0.0.1 port=%s dbname=%s user=postgres',
                                   current_setting('port'), current_database())) as connected;

@@ -1,4 +1,4 @@
--- BUG: a capability with a parameter named "r" cannot be called: the SQL chumbo generates
+-- Fixed bug: a capability with a parameter named "r" cannot be called: the SQL chumbo generates
 -- (src/execute.rs call_sql) is
 --   select pg_catalog.to_jsonb(r) from pg_catalog.jsonb_to_record($1) as _a("r" numeric),
 --          lateral mcp."f"("r" => _a."r") as r
@@ -6,7 +6,7 @@
 -- of a function returning a scalar fails with 42702 "column reference "r" is ambiguous" (an
 -- "Internal error" for the model); worse, for a function returning rows with no column named r,
 -- "r" silently means the ARGUMENT: pr_names answers {"rows": [2, 2]} instead of two names.
--- The expected output below is the RIGHT behaviour: the tools answer with their results.
+-- The expected output below is the right behaviour, which chumbo now has: the tools answer with their results.
 begin;
 \set alice '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}'
 create function mcp.pr_area(r numeric) returns numeric language sql stable as $$ select round(3.14159 * r * r, 2) $$;

@@ -1,9 +1,9 @@
--- BUG (claim, README "Declaring capabilities": `bytea` -> base64 string): a bytea parameter is
+-- Fixed bug (claim, README "Declaring capabilities": `bytea` -> base64 string): a bytea parameter is
 -- advertised as {"type": "string", "contentEncoding": "base64"}, so a client sends base64, but
 -- the function receives the base64 TEXT as its bytes: jsonb_to_record types the string with
 -- bytea's own input function (hex/escape format), never decoding base64. "3q2+7w==" (the four
 -- bytes de ad be ef) arrives as the 8 bytes of the ASCII text. The expected output below is
--- the RIGHT behaviour (the bytes the client encoded).
+-- the right behaviour (now fixed) (the bytes the client encoded).
 begin;
 \set alice '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}'
 create function mcp.bb_hex(data bytea) returns text language sql stable as $$ select encode(data, 'hex') $$;

@@ -1,9 +1,9 @@
--- BUG (claim, README "Rate limits, audit, surface": "chumbo.audit_events gets one row per
+-- Fixed bug (claim, README "Rate limits, audit, surface": "chumbo.audit_events gets one row per
 -- request outcome"): chumbo.http audits its refusals with 401, 413, 415 and 429 (275), but not
 -- a request refused with 400 (a body that is not JSON, an unsupported MCP-Protocol-Version) or
 -- 403 (a credential whose role may not run capabilities, e.g. an API key for service_role,
 -- which bypasses RLS: exactly the refusal an operator wants to see). The expected output below
--- is the RIGHT behaviour: one row per refusal whose outcome names the status.
+-- is the right behaviour, which chumbo now has: one row per refusal whose outcome names the status.
 begin;
 create function pg_temp.http(headers jsonb, body text) returns jsonb language sql as $$
   select chumbo.http(jsonb_build_object('method', 'POST', 'path', '/mcp', 'client', '198.51.100.8',

@@ -1,10 +1,10 @@
--- BUG (security; claim, README "Rate limits": requests are limited per principal, for anonymous
+-- Fixed bug (security; claim, README "Rate limits": requests are limited per principal, for anonymous
 -- callers "the anonymous caller's address"): when no trusted address comes with the request
 -- (chumbo.http without "client", and always through chumbo.mcp, the PostgREST entry), the
 -- anonymous bucket is taken from the FIRST entry of the X-Forwarded-For header, which the
 -- client writes itself (proxies append to it). Sending a new X-Forwarded-For with every request
 -- gets a new bucket each time, so public mode's limit is no limit. The expected output below is
--- the RIGHT behaviour: a header the client controls does not choose the bucket (here all three
+-- the right behaviour (now fixed): a header the client controls does not choose the bucket (here all three
 -- requests share one, limit 1: the 2nd and 3rd are refused). Only the first entry differs, so
 -- either fix passes: ignoring the header, or taking the entry the last proxy appended. Time is
 -- pinned (one window).

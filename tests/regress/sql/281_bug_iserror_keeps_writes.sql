@@ -1,10 +1,10 @@
--- BUG (claim, DESIGN §4 / README "Security model": capabilities run inside a subtransaction "so
+-- Fixed bug (claim, DESIGN §4 / README "Security model": capabilities run inside a subtransaction "so
 -- that a failing tool becomes an isError result"; 280 shows that a tool that raises leaves
 -- nothing behind): when chumbo itself turns a tool's answer into an isError result AFTER the
 -- tool ran (the result does not match the declared outputSchema, or it is over
 -- max_result_bytes), the tool's writes are kept: the subtransaction was already released. The
 -- model is told the call failed and may well retry it, writing twice. The expected output below
--- is the RIGHT behaviour: an isError result leaves nothing behind, whoever decided it.
+-- is the right behaviour, which chumbo now has: an isError result leaves nothing behind, whoever decided it.
 begin;
 create function pg_temp.call(tool text, label text) returns jsonb language sql as $$
   select chumbo.handle(jsonb_build_object('jsonrpc', '2.0', 'id', 1, 'method', 'tools/call',

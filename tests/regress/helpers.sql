@@ -1,6 +1,7 @@
 -- Helpers shared by the SQL regression tests (loaded by tests/regress/run.sh into the regression
 -- database after the example app; not part of the extension).
 create extension if not exists pgcrypto;
+create extension if not exists dblink;       -- a second backend, for tests about other sessions
 create schema if not exists regress;
 
 -- base64url without padding (JWT segments)

@@ -3,7 +3,6 @@
 -- checks. 040 proves it inside one backend; here backend A (a dblink connection) changes
 -- things and commits while this session (backend B) keeps its warm cache, and B's next request
 -- must show each change. (A commits for real, so everything it creates is dropped at the end.)
-create extension if not exists dblink;
 select dblink_connect('a', format('host=127.0.0.1 port=%s dbname=%s user=postgres',
                                   current_setting('port'), current_database())) as connected;
 select pg_backend_pid() <> (select pid from dblink('a', 'select pg_backend_pid()') as t(pid int)) as two_backends;

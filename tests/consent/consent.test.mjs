@@ -12,6 +12,7 @@ import { startSupabaseAuthStandin } from "./supabase-auth-standin.mjs";
 
 const EDGE = process.env.CONSENT_EDGE_URL; // e.g. http://localhost:PORT/functions/v1/mcp
 const OFF = process.env.CONSENT_OFF_URL;
+const BAD = process.env.CONSENT_BAD_URL; // CHUMBO_CONSENT_PAGE=on without SUPABASE_ANON_KEY
 const AUTH_PORT = Number(process.env.CONSENT_AUTH_PORT);
 const ANON_KEY = process.env.CONSENT_ANON_KEY;
 const APP_NAME = process.env.CONSENT_APP_NAME;
@@ -81,6 +82,15 @@ test("off unless configured: an edge without CHUMBO_CONSENT_PAGE=on has no conse
     assert.equal((await fetch(`${OFF}${p}`)).status, 404, p);
     assert.equal((await fetch(`${EDGE}${p}`)).status, 200, p);
   }
+});
+
+test("turned on but misconfigured: the page answers 503, the MCP endpoint's metadata is still served", async () => {
+  const r = await fetch(`${BAD}/consent?authorization_id=x`);
+  assert.equal(r.status, 503);
+  assert.match((await r.json()).error, /consent page is not available/);
+  const prm = await fetch(`${BAD}/.well-known/oauth-protected-resource`);
+  assert.equal(prm.status, 200);
+  assert.equal((await prm.json()).resource, BAD);
 });
 
 test("the page refuses framing and caching, and runs only its own scripts", async () => {

@@ -5,8 +5,9 @@
 #
 # 1. Node 22 from tools/, puppeteer-core pinned in tests/consent/package-lock.json, Debian's
 #    chromium (scripts/setup.sh installs it).
-# 2. Two edges (scripts/edge.sh): consent-edge on $CONSENT_EDGE_PORT with the page on, SUPABASE_URL
-#    = the stand-in on $CONSENT_AUTH_PORT; consent-edge-off on $CONSENT_OFF_PORT without it.
+# 2. Three edges (scripts/edge.sh): consent-edge on $CONSENT_EDGE_PORT with the page on, SUPABASE_URL
+#    = the stand-in on $CONSENT_AUTH_PORT; consent-edge-off on $CONSENT_OFF_PORT without it;
+#    consent-edge-bad on $CONSENT_BAD_PORT with it on but SUPABASE_ANON_KEY missing.
 #    Ports are picked free unless set.
 # 3. node --test consent.test.mjs: starts the stand-in on its port and Chromium, runs the flows,
 #    saves screenshots into $CONSENT_OUT (default .chumbo/consent-test) and prints their paths.
@@ -17,8 +18,8 @@ source "$HERE/../../scripts/lib.sh"     # ROOT, STATE, log/warn/die, pick_port, 
 
 NODE_VERSION=v22.23.5
 CHROMIUM="${CHROMIUM:-/usr/bin/chromium}"
-pick_port CONSENT_EDGE_PORT; pick_port CONSENT_OFF_PORT; pick_port CONSENT_AUTH_PORT
-log "consent: edge on $CONSENT_EDGE_PORT (page on), $CONSENT_OFF_PORT (page off), Supabase Auth stand-in on $CONSENT_AUTH_PORT"
+pick_port CONSENT_EDGE_PORT; pick_port CONSENT_OFF_PORT; pick_port CONSENT_BAD_PORT; pick_port CONSENT_AUTH_PORT
+log "consent: edges on $CONSENT_EDGE_PORT (page on), $CONSENT_OFF_PORT (off), $CONSENT_BAD_PORT (on, no anon key); Supabase Auth stand-in on $CONSENT_AUTH_PORT"
 export CONSENT_OUT="${CONSENT_OUT:-$STATE/consent-test}"
 ANON_KEY="consent-test-anon-key"
 APP_NAME="Acme Projects"
@@ -28,6 +29,7 @@ NO_DB="postgres://chumbo_edge@127.0.0.1:9/unused"
 cleanup() {
   CHUMBO_EDGE_ID=consent-edge "$ROOT/scripts/edge.sh" stop || true
   CHUMBO_EDGE_ID=consent-edge-off "$ROOT/scripts/edge.sh" stop || true
+  CHUMBO_EDGE_ID=consent-edge-bad "$ROOT/scripts/edge.sh" stop || true
 }
 trap cleanup EXIT
 
@@ -53,11 +55,16 @@ CHUMBO_EDGE_ID=consent-edge-off CHUMBO_PORT="$CONSENT_OFF_PORT" \
   CHUMBO_PUBLIC_URL="http://localhost:$CONSENT_OFF_PORT/functions/v1/mcp" \
   SUPABASE_URL="http://127.0.0.1:$CONSENT_AUTH_PORT" SUPABASE_ANON_KEY="$ANON_KEY" \
   EDGE_DATABASE_URL="$NO_DB" "$ROOT/scripts/edge.sh" start >/dev/null
+CHUMBO_EDGE_ID=consent-edge-bad CHUMBO_PORT="$CONSENT_BAD_PORT" \
+  CHUMBO_PUBLIC_URL="http://localhost:$CONSENT_BAD_PORT/functions/v1/mcp" CHUMBO_CONSENT_PAGE=on \
+  SUPABASE_URL="http://127.0.0.1:$CONSENT_AUTH_PORT" SUPABASE_ANON_KEY= \
+  EDGE_DATABASE_URL="$NO_DB" "$ROOT/scripts/edge.sh" start >/dev/null
 
 # 3.
 cd "$HERE"
 status=0
 CONSENT_EDGE_URL="$EDGE_URL" CONSENT_OFF_URL="http://localhost:$CONSENT_OFF_PORT/functions/v1/mcp" \
+  CONSENT_BAD_URL="http://localhost:$CONSENT_BAD_PORT/functions/v1/mcp" \
   CONSENT_AUTH_PORT="$CONSENT_AUTH_PORT" CONSENT_ANON_KEY="$ANON_KEY" CONSENT_APP_NAME="$APP_NAME" CHROMIUM="$CHROMIUM" \
   "$NODE" --test --test-reporter=spec consent.test.mjs || status=$?
 if ((status)); then

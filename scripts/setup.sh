@@ -10,7 +10,8 @@ APT_PACKAGES=(build-essential pkg-config libssl-dev libclang-dev clang   # cargo
               postgresql-15 postgresql-server-dev-15                      # server + headers/pg_regress
               sudo                                                        # cargo pgrx test --runas
               pgbouncer python3 python3-venv                              # e2e tests
-              curl jq)                                                    # edge.sh, dev-auth.sh
+              curl jq                                                     # edge.sh, dev-auth.sh
+              chromium)                                                   # tests/consent (headless)
 
 # 1. Debian packages: only call apt when something is missing (apt-get update is slow).
 missing=()

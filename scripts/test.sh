@@ -40,7 +40,8 @@ trap cleanup EXIT
 # CI runner never depends on fixed ports inside the ephemeral range staying free.
 PORT_VARS=(CHUMBO_TEST_PG_PORT E2E_PORT E2E_PGBOUNCER_PORT E2E_PGB_EDGE_PORT E2E_JWKS_PORT E2E_SHUTDOWN_PORT
            CHUMBO_CONFORMANCE_PORT CHUMBO_CONFORMANCE_2026_PORT OAUTH_EDGE_PORT OAUTH_AS_PORT
-           DOCTOR_EDGE_PORT E2E_AUX_EDGE_PORT E2E_AUX_JWKS_PORT)
+           DOCTOR_EDGE_PORT E2E_AUX_EDGE_PORT E2E_AUX_JWKS_PORT
+           CONSENT_EDGE_PORT CONSENT_OFF_PORT CONSENT_BAD_PORT CONSENT_AUTH_PORT)
 for v in "${PORT_VARS[@]}"; do pick_port "$v"; done
 TEST_PORT="$CHUMBO_TEST_PG_PORT"
 log "ports: $(for v in "${PORT_VARS[@]}"; do printf '%s=%s ' "$v" "${!v}"; done)"
@@ -71,7 +72,7 @@ stage regress "$ROOT/tests/regress/run.sh"
 for script in tests/regress/concurrency*.sh; do
   [[ -f "$script" ]] && stage "$(basename "$script" .sh)" env PGDATABASE=chumbo_regress bash "$script"
 done
-for suite in readme/quickstart.sh e2e/run.sh conformance/run.sh conformance-2026/run.sh oauth/run.sh; do
+for suite in readme/quickstart.sh e2e/run.sh conformance/run.sh conformance-2026/run.sh oauth/run.sh consent/run.sh; do
   name="${suite%%/*}"
   if [[ -f "tests/$suite" ]]; then stage "$name" bash "tests/$suite"
   else skipped+=("$name"); fi

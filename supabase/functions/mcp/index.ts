@@ -52,6 +52,9 @@
 //   CHUMBO_CLIENT_IP_HEADER       take the client address passed to the database (anonymous rate
 //                                 limits) from this header's first entry, e.g. x-forwarded-for,
 //                                 when a trusted proxy sets it; default: the socket's peer address
+//   CHUMBO_CONSENT_PAGE           "on": serve the OAuth consent page at ${CHUMBO_PUBLIC_URL}/consent
+//                                 (consent.ts; needs SUPABASE_URL and SUPABASE_ANON_KEY; see README.md)
+//   CHUMBO_CONSENT_APP_NAME       the name the consent page shows (default: the host of CHUMBO_PUBLIC_URL)
 //   CHUMBO_LISTEN, CHUMBO_PORT    standalone only (scripts/edge.sh): comma-separated addresses to
 //                                 bind, port. Unset under the Supabase runtime, which owns the socket.
 import postgres from "postgres";
@@ -85,6 +88,22 @@ const BODY_TIMEOUT_MS = Number(env("CHUMBO_BODY_TIMEOUT_MS") ?? 10000);
 const MODE = env("CHUMBO_MODE") ?? "direct";
 const KEEPALIVE_MS = Number(env("CHUMBO_KEEPALIVE_MS") ?? 15000);
 const CLIENT_IP_HEADER = env("CHUMBO_CLIENT_IP_HEADER")?.toLowerCase();
+// The consent page is loaded only when turned on; if it cannot be (configuration, a runtime
+// without text imports), its URLs answer 503 and the MCP endpoint is unaffected.
+const CONSENT = env("CHUMBO_CONSENT_PAGE") === "on"
+  ? import("./consent.ts")
+    .then((m) =>
+      m.consentPage({
+        supabaseUrl: SUPABASE_URL,
+        anonKey: env("SUPABASE_ANON_KEY"),
+        appName: env("CHUMBO_CONSENT_APP_NAME") ?? PUBLIC.host,
+      })
+    )
+    .catch((e) => {
+      console.error("chumbo-edge: the consent page is off:", e);
+      return null;
+    })
+  : null;
 
 // The function answers at /functions/v1/mcp (local dev, the URL clients use) and at /mcp (what
 // the Supabase gateway hands the function after stripping /functions/v1).
@@ -572,6 +591,16 @@ export async function handler(req: Request, info?: Deno.ServeHandlerInfo): Promi
       });
     }
     return new Response(null, { status: 405, headers: { allow: "GET, OPTIONS" } });
+  }
+  if (CONSENT) {
+    const base = [...MCP_PATHS].map((p) => p.replace(/\/$/, ""))
+      .find((p) => path === `${p}/consent` || path.startsWith(`${p}/consent/`));
+    if (base !== undefined) {
+      if (!hostAllowed(req)) return json(403, { error: "Forbidden: Host not allowed" });
+      const page = await CONSENT;
+      if (!page) return json(503, { error: "the consent page is not available (see the edge's log)" });
+      return page(req, path.slice(base.length + "/consent".length));
+    }
   }
   if (!MCP_PATHS.has(path)) return json(404, { error: "not found" });
 

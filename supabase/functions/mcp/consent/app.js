@@ -1,0 +1,111 @@
+// chumbo's consent page, in the user's browser (served by the edge; README.md, "Consent page").
+// Supabase Auth redirected here with ?authorization_id=…; with the user's Supabase Auth session
+// (supabase-js keeps it in this origin's localStorage; the form below signs in when there is none)
+// it reads the request with auth.oauth.getAuthorizationDetails and posts the user's decision with
+// approveAuthorization / denyAuthorization; supabase-js then follows the returned redirect_url back
+// to the MCP client. Everything the client chose (its name, website, redirect) is shown as text only.
+/* global supabase */
+(() => {
+  "use strict";
+  const $ = (id) => document.getElementById(id);
+  const cfg = JSON.parse($("chumbo-consent-config").textContent);
+  const auth = supabase.createClient(cfg.supabaseUrl, cfg.anonKey).auth;
+  const id = new URLSearchParams(location.search).get("authorization_id");
+
+  const SCOPES = {
+    openid: "Know who you are (your user id)",
+    email: "Your email address",
+    profile: "Your name and profile picture",
+    phone: "Your phone number",
+    offline_access: "Stay connected while you are away (refresh tokens)",
+  };
+
+  function state(name, message) {
+    document.body.dataset.state = name;
+    for (const s of ["sign-in", "request"]) $(s).hidden = s !== name;
+    $("status").hidden = !message;
+    $("status").textContent = message ?? "";
+    $("error").hidden = true;
+  }
+
+  function fail(message) {
+    state("error");
+    $("error").textContent = message;
+    $("error").hidden = false;
+  }
+
+  function explain(error) {
+    if (error.status === 404 || error.code === "oauth_authorization_not_found") {
+      return "This authorization request is unknown or has expired (or belongs to another account). " +
+        "Start connecting again from your MCP client.";
+    }
+    if (error.code === "validation_failed") return `This authorization request cannot be processed: ${error.message}`;
+    return `Something went wrong: ${error.message}`;
+  }
+
+  async function start() {
+    if (!id || !/^[A-Za-z0-9_-]{1,128}$/.test(id)) {
+      return fail("This page needs an authorization request. Start connecting again from your MCP client.");
+    }
+    const { data: { session } } = await auth.getSession();
+    if (!session) return state("sign-in");
+    state("loading", "Loading the request…");
+    const { data, error } = await auth.oauth.getAuthorizationDetails(id);
+    if (error) {
+      if (error.status === 401 || error.status === 403) return state("sign-in"); // the session is no longer valid
+      return fail(explain(error));
+    }
+    if (data.redirect_url) {
+      // Auto-approved: this user already consented to these scopes for this client.
+      state("redirecting", "You approved this client before. Returning to it…");
+      return location.assign(data.redirect_url);
+    }
+    show(data);
+  }
+
+  function show(d) {
+    $("client-name").textContent = d.client?.name || `An unnamed client (${d.client?.id ?? "no id"})`;
+    $("user-email").textContent = d.user?.email || d.user?.id || "";
+    $("client-uri").textContent = d.client?.uri || "(none given)";
+    let host = d.redirect_uri;
+    try {
+      const u = new URL(d.redirect_uri);
+      host = u.protocol === "http:" || u.protocol === "https:" ? u.host : `${u.protocol}//${u.host}`;
+    } catch { /* shown as is */ }
+    $("redirect-host").textContent = host;
+    const list = $("scopes");
+    list.replaceChildren();
+    for (const scope of (d.scope || "").split(" ").filter(Boolean)) {
+      const li = document.createElement("li");
+      const code = document.createElement("code");
+      code.textContent = scope;
+      li.append(code, ` ${SCOPES[scope] ?? ""}`);
+      list.append(li);
+    }
+    state("request");
+  }
+
+  async function decide(action) {
+    $("approve").disabled = $("deny").disabled = true;
+    const call = action === "approve" ? auth.oauth.approveAuthorization : auth.oauth.denyAuthorization;
+    // supabase-js navigates to data.redirect_url itself (the code, or error=access_denied).
+    const { error } = await call(id);
+    if (error) return fail(explain(error));
+    state("redirecting", "Returning to the client…");
+  }
+
+  $("approve").addEventListener("click", () => decide("approve"));
+  $("deny").addEventListener("click", () => decide("deny"));
+  $("sign-in").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const { error } = await auth.signInWithPassword({ email: $("email").value, password: $("password").value });
+    if (error) {
+      $("sign-in-error").textContent = error.message;
+      $("sign-in-error").hidden = false;
+      return;
+    }
+    $("sign-in-error").hidden = true;
+    start().catch((e) => fail(`Something went wrong: ${e.message}`));
+  });
+  start().catch((e) => fail(`Something went wrong: ${e.message}`));
+})();

@@ -21,6 +21,8 @@ use serde_json::{json, Map, Value};
 pub struct JsonbText(pub String);
 
 impl pgrx::FromDatum for JsonbText {
+    // SAFETY: pgrx passes a datum of the declared argument type (jsonb) or null; jsonb_out
+    // detoasts it and returns a palloc'd copy of its text.
     unsafe fn from_polymorphic_datum(
         datum: pg_sys::Datum,
         is_null: bool,
@@ -36,18 +38,23 @@ impl pgrx::FromDatum for JsonbText {
 }
 impl_sql_translatable!(JsonbText, arg_only = "jsonb");
 
+// SAFETY: JsonbText is read through FromDatum (above) exactly like pgrx's own jsonb argument.
 unsafe impl<'fcx> pgrx::callconv::ArgAbi<'fcx> for JsonbText {
+    // SAFETY: pgrx calls this with an argument of the declared (jsonb) type.
     unsafe fn unbox_arg_unchecked(arg: pgrx::callconv::Arg<'_, 'fcx>) -> Self {
         let index = arg.index();
+        // SAFETY: forwarded from the caller's contract (a non-null jsonb argument).
         unsafe {
             arg.unbox_arg_using_from_datum()
                 .unwrap_or_else(|| panic!("argument {index} must not be null"))
         }
     }
 
+    // SAFETY: pgrx calls this with an argument of the declared (jsonb) type, possibly null.
     unsafe fn unbox_nullable_arg(
         arg: pgrx::callconv::Arg<'_, 'fcx>,
     ) -> pgrx::nullable::Nullable<Self> {
+        // SAFETY: forwarded from the caller's contract.
         unsafe { arg.unbox_arg_using_from_datum().into() }
     }
 }
@@ -59,6 +66,8 @@ pub struct JsonText(pub String);
 impl pgrx::IntoDatum for JsonText {
     fn into_datum(self) -> Option<pg_sys::Datum> {
         let text = std::ffi::CString::new(self.0).ok()?;
+        // SAFETY: a NUL-terminated C string that outlives the call; jsonb_in parses and copies it
+        // into a palloc'd jsonb datum (and raises an ERROR on invalid input).
         unsafe {
             pgrx::direct_function_call_as_datum(
                 pg_sys::jsonb_in,
@@ -72,12 +81,15 @@ impl pgrx::IntoDatum for JsonText {
     }
 }
 
+// SAFETY: JsonText returns a jsonb datum built by into_datum, the function's declared result type.
 unsafe impl pgrx::callconv::BoxRet for JsonText {
+    // SAFETY: pgrx calls this with the fcinfo of the function whose result type is jsonb.
     unsafe fn box_into<'fcx>(
         self,
         fcinfo: &mut pgrx::callconv::FcInfo<'fcx>,
     ) -> pgrx::datum::Datum<'fcx> {
         match pgrx::IntoDatum::into_datum(self) {
+            // SAFETY: the datum was made for this call's result type just above.
             Some(datum) => unsafe { fcinfo.return_raw_datum(datum) },
             None => fcinfo.return_null(),
         }
@@ -203,17 +215,20 @@ fn process_message(
             .and_then(|n| registry.find(n, registry::Kind::Tool))
             .and_then(|c| c.meta.audit.as_ref())
             .is_some_and(|a| a.arguments);
-        ledger::audit(last, json!({
-            "trace_id": trace,
-            "era": if modern.is_some() { "modern" } else { "legacy" },
-            "method": method,
-            "capability": capability,
-            "principal": caller.principal.digest(),
-            "outcome": class,
-            "duration_ms": started.elapsed().as_secs_f64() * 1000.0,
-            "bytes": reply.text.len(),
-            "detail": if opted_in { json!({"arguments": params.get("arguments")}) } else { Value::Null },
-        }));
+        ledger::audit(
+            last,
+            json!({
+                "trace_id": trace,
+                "era": if modern.is_some() { "modern" } else { "legacy" },
+                "method": method,
+                "capability": capability,
+                "principal": caller.principal.digest(),
+                "outcome": class,
+                "duration_ms": started.elapsed().as_secs_f64() * 1000.0,
+                "bytes": reply.text.len(),
+                "detail": if opted_in { json!({"arguments": params.get("arguments")}) } else { Value::Null },
+            }),
+        );
     }
     // The audit insert used a sequence: lastval() must not tell the next caller anything.
     session::forget_session_state();
@@ -271,9 +286,16 @@ fn caller_from(
         Some(Value::String(r)) => r.clone(),
         Some(_) => return Err("the role claim must be a string".into()),
     };
-    let role_oid =
-        session::check_role(&role, &registry.settings.allowed_roles, &registry.rls_owners)?;
-    let key = registry.keys.get("state").map(Vec::as_slice).unwrap_or_default();
+    let role_oid = session::check_role(
+        &role,
+        &registry.settings.allowed_roles,
+        &registry.rls_owners,
+    )?;
+    let key = registry
+        .keys
+        .get("state")
+        .map(Vec::as_slice)
+        .unwrap_or_default();
     let principal = match api_key {
         Some(k) => Principal::api_key(&k.id, &role, key),
         None => Principal::from_claims(&claims, &role, origin, key),
@@ -358,8 +380,15 @@ fn handle(body: Option<JsonbText>, claims: default!(Option<JsonB>, "NULL")) -> O
         .as_ref()
         .map(|e| e.version.clone())
         .unwrap_or(LEGACY_VERSIONS[0].to_string());
-    let (response, _) =
-        process_message(&registry, &caller, &msg, &version, envelope.as_ref(), None, true);
+    let (response, _) = process_message(
+        &registry,
+        &caller,
+        &msg,
+        &version,
+        envelope.as_ref(),
+        None,
+        true,
+    );
     events::take();
     response.map(|r| JsonText(r.text))
 }
@@ -514,7 +543,10 @@ fn authenticate(
     };
     match credential(headers, key_mode) {
         Credential::ApiKey(key) if key_mode => match apikey::verify(key) {
-            Ok(k) => Ok((json!({"role": k.role, "scope": k.scopes.join(" ")}), Some(k))),
+            Ok(k) => Ok((
+                json!({"role": k.role, "scope": k.scopes.join(" ")}),
+                Some(k),
+            )),
             Err(m) => Err(key_refusal(&m)),
         },
         Credential::Jwt(token) if jwt_modes => match auth::verify(token, settings, resource) {
@@ -524,7 +556,9 @@ fn authenticate(
                 &format!("Invalid token: {m}"),
             )),
         },
-        Credential::None if settings.allows(AuthMode::Public) => Ok((json!({"role": "anon"}), None)),
+        Credential::None if settings.allows(AuthMode::Public) => {
+            Ok((json!({"role": "anon"}), None))
+        }
         Credential::ApiKey(_) => Err(key_refusal("API keys are not accepted here")),
         Credential::Jwt(_) if key_mode => Err(key_refusal("the API key is invalid")),
         Credential::Jwt(_) => Err(jwt_refusal(
@@ -553,17 +587,20 @@ pub fn process_http(request: &Value, verified_claims: Option<Value>) -> Answer {
     // process_message audits every request it handles: audit here what was refused before it.
     let dispatched = DISPATCHED.with(|d| d.replace(false));
     if !dispatched && a.status >= 400 && registry::current().settings.audit {
-        ledger::audit(true, json!({
-            "trace_id": session::trace_id(),
-            "era": "http",
-            "method": Value::Null,
-            "capability": Value::Null,
-            "principal": principal.unwrap_or_else(|| "unauthenticated".to_string()),
-            "outcome": format!("refused {}", a.status),
-            "duration_ms": started.elapsed().as_secs_f64() * 1000.0,
-            "bytes": a.body.as_ref().map_or(0, String::len),
-            "detail": Value::Null,
-        }));
+        ledger::audit(
+            true,
+            json!({
+                "trace_id": session::trace_id(),
+                "era": "http",
+                "method": Value::Null,
+                "capability": Value::Null,
+                "principal": principal.unwrap_or_else(|| "unauthenticated".to_string()),
+                "outcome": format!("refused {}", a.status),
+                "duration_ms": started.elapsed().as_secs_f64() * 1000.0,
+                "bytes": a.body.as_ref().map_or(0, String::len),
+                "detail": Value::Null,
+            }),
+        );
     }
     a
 }
@@ -773,8 +810,15 @@ fn answer_http(
         if msg.get("method").and_then(Value::as_str) == Some("subscriptions/listen") {
             return listen(&msg, &req_id, &caller, &registry);
         }
-        let (response, scopes) =
-            process_message(&registry, &caller, &msg, version, Some(env), Some(headers), true);
+        let (response, scopes) = process_message(
+            &registry,
+            &caller,
+            &msg,
+            version,
+            Some(env),
+            Some(headers),
+            true,
+        );
         let mut events = events::take();
         events.retain(|e| {
             e["method"] != "notifications/message"

@@ -17,6 +17,7 @@ fn create_api_key(
     expires_at: default!(Option<pgrx::datum::TimestampWithTimeZone>, "NULL"),
 ) -> String {
     let mut secret = [0u8; 32];
+    // SAFETY: pg_strong_random writes exactly secret.len() bytes into the buffer it is given.
     unsafe {
         pgrx::pg_sys::pg_strong_random(secret.as_mut_ptr().cast(), secret.len());
     }

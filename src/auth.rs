@@ -10,14 +10,9 @@ use serde_json::Value;
 /// Clock skew tolerated on exp and nbf.
 pub const LEEWAY_SECONDS: u64 = 30;
 
-
 /// Verified claims of `token`, checked against `settings` and, when no audience is configured,
 /// the canonical resource URL the request arrived at.
-pub fn verify(
-    token: &str,
-    settings: &Settings,
-    resource: Option<&str>,
-) -> Result<Value, String> {
+pub fn verify(token: &str, settings: &Settings, resource: Option<&str>) -> Result<Value, String> {
     let invalid = |m: &str| m.to_string();
     let header = decode_header(token).map_err(|_| invalid("the token is not a well-formed JWT"))?;
     let key = match header.alg {
@@ -84,7 +79,10 @@ pub fn verify(
         })?;
     check_claim_types(&claims, &settings.jwt_issuers, &audience).map_err(invalid)?;
     if settings.require_client_id
-        && !claims.get("client_id").and_then(Value::as_str).is_some_and(|c| !c.is_empty())
+        && !claims
+            .get("client_id")
+            .and_then(Value::as_str)
+            .is_some_and(|c| !c.is_empty())
     {
         return Err(invalid(
             "the token was not issued to an OAuth client (it has no client_id claim)",
@@ -95,7 +93,11 @@ pub fn verify(
 
 /// iss and sub are single strings, iss a configured issuer; aud is a string or a list whose every
 /// entry is an accepted audience (a token meant for several servers is not accepted here).
-fn check_claim_types(claims: &Value, issuers: &[String], audience: &[String]) -> Result<(), &'static str> {
+fn check_claim_types(
+    claims: &Value,
+    issuers: &[String],
+    audience: &[String],
+) -> Result<(), &'static str> {
     match claims.get("iss") {
         Some(Value::String(iss)) if issuers.contains(iss) => {}
         _ => return Err("the token's issuer is not trusted"),
@@ -128,16 +130,25 @@ mod tests {
     fn claim_types_are_strict() {
         let issuers = vec!["https://issuer.test".to_string()];
         let audience = vec!["https://mcp.test".to_string()];
-        let base = json!({"iss": "https://issuer.test", "sub": "u1", "aud": "https://mcp.test", "exp": 1});
+        let base =
+            json!({"iss": "https://issuer.test", "sub": "u1", "aud": "https://mcp.test", "exp": 1});
         let with = |k: &str, v: serde_json::Value| {
             let mut c = base.clone();
             c[k] = v;
             c
         };
         assert!(check_claim_types(&base, &issuers, &audience).is_ok());
-        assert!(check_claim_types(&with("aud", json!(["https://mcp.test"])), &issuers, &audience).is_ok());
+        assert!(check_claim_types(
+            &with("aud", json!(["https://mcp.test"])),
+            &issuers,
+            &audience
+        )
+        .is_ok());
         for bad in [
-            with("iss", json!(["https://evil.example", "https://issuer.test"])),
+            with(
+                "iss",
+                json!(["https://evil.example", "https://issuer.test"]),
+            ),
             with("iss", json!("https://issuer.test/")),
             with("sub", json!(12)),
             with("sub", json!("")),
@@ -145,7 +156,10 @@ mod tests {
             with("aud", json!([])),
             with("exp", json!("1")),
         ] {
-            assert!(check_claim_types(&bad, &issuers, &audience).is_err(), "{bad}");
+            assert!(
+                check_claim_types(&bad, &issuers, &audience).is_err(),
+                "{bad}"
+            );
         }
     }
 }

@@ -90,6 +90,7 @@ fn surface() -> JsonB {
     let claims = crate::session::current_setting("request.jwt.claims")
         .and_then(|c| serde_json::from_str::<serde_json::Value>(&c).ok())
         .unwrap_or(serde_json::json!({}));
+    // SAFETY: GetUserId reads the backend's current user id; no pointers involved.
     let role_oid = unsafe { pgrx::pg_sys::GetUserId() };
     let caller = registry::Caller {
         principal: crate::principal::Principal::from_claims(&claims, &role, None, &[]),

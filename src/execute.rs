@@ -41,7 +41,11 @@ fn call_sql(cap: &Capability, args: &Map<String, Value>) -> String {
         let columns: Vec<String> = present
             .iter()
             .map(|p| {
-                let t = if is_bytea(&p.sql_type) { "pg_catalog.text" } else { p.sql_type.as_str() };
+                let t = if is_bytea(&p.sql_type) {
+                    "pg_catalog.text"
+                } else {
+                    p.sql_type.as_str()
+                };
                 format!("{} {t}", quote_ident(&p.name))
             })
             .collect();
@@ -66,7 +70,9 @@ fn call_sql(cap: &Capability, args: &Map<String, Value>) -> String {
         ReturnShape::ToolResult => "_chumbo_r::pg_catalog.jsonb",
         ReturnShape::Bytes => "pg_catalog.to_jsonb(pg_catalog.encode(_chumbo_r, 'base64'))",
         ReturnShape::Void => "'null'::pg_catalog.jsonb",
-        ReturnShape::Json | ReturnShape::Row | ReturnShape::Text => "pg_catalog.to_jsonb(_chumbo_r)",
+        ReturnShape::Json | ReturnShape::Row | ReturnShape::Text => {
+            "pg_catalog.to_jsonb(_chumbo_r)"
+        }
     };
     if cap.returns_set {
         format!("select {value} from {from} limit $2")
@@ -234,23 +240,48 @@ mod tests {
     #[pgrx::pg_test]
     fn postgres_errors_become_messages_without_their_text() {
         let cases = [
-            ("22003", "value \"98765432109\" is out of range for type integer"),
-            ("22P02", "invalid input syntax for type integer: \"98765432109x\""),
-            ("23505", "duplicate key value violates unique constraint \"secret_98765432109\""),
-            ("23503", "insert or update on table \"secret_98765432109\" violates foreign key constraint"),
-            ("23514", "new row for relation \"secret_98765432109\" violates check constraint"),
+            (
+                "22003",
+                "value \"98765432109\" is out of range for type integer",
+            ),
+            (
+                "22P02",
+                "invalid input syntax for type integer: \"98765432109x\"",
+            ),
+            (
+                "23505",
+                "duplicate key value violates unique constraint \"secret_98765432109\"",
+            ),
+            (
+                "23503",
+                "insert or update on table \"secret_98765432109\" violates foreign key constraint",
+            ),
+            (
+                "23514",
+                "new row for relation \"secret_98765432109\" violates check constraint",
+            ),
             ("42501", "permission denied for table secret_98765432109"),
-            ("42501", "new row violates row-level security policy for table \"secret_98765432109\""),
+            (
+                "42501",
+                "new row violates row-level security policy for table \"secret_98765432109\"",
+            ),
             ("42P01", "relation \"secret_98765432109\" does not exist"),
             ("42601", "syntax error at or near \"98765432109\""),
             ("XX000", "secret_98765432109"),
             ("P0002", "query returned no rows: secret_98765432109"),
-            ("55000", "currval of sequence \"secret_98765432109\" is not yet defined"),
+            (
+                "55000",
+                "currval of sequence \"secret_98765432109\" is not yet defined",
+            ),
         ];
         for (state, message) in cases {
             let p = shown(state, message, false);
             assert!(!p.message.contains("98765432109"), "{state}: {}", p.message);
-            assert!(p.message.ends_with("(trace id 0123456789abcdef)"), "{}", p.message);
+            assert!(
+                p.message.ends_with("(trace id 0123456789abcdef)"),
+                "{}",
+                p.message
+            );
         }
         assert!(shown("42P01", "relation \"x\" does not exist", false).internal);
         assert!(!shown("22003", "value \"1\" is out of range", false).internal);
@@ -272,9 +303,21 @@ mod tests {
     /// Identity and session-state refusals get their own fixed words.
     #[pgrx::pg_test]
     fn identity_refusals_are_named() {
-        let role = shown("42501", "cannot set parameter \"role\" within security-restricted operation", false);
-        assert!(role.message.starts_with("Refused: a capability cannot change its role"));
-        let cursor = shown("42501", "cannot create a cursor WITH HOLD within security-restricted operation", false);
-        assert!(cursor.message.starts_with("Refused: a capability cannot leave state"));
+        let role = shown(
+            "42501",
+            "cannot set parameter \"role\" within security-restricted operation",
+            false,
+        );
+        assert!(role
+            .message
+            .starts_with("Refused: a capability cannot change its role"));
+        let cursor = shown(
+            "42501",
+            "cannot create a cursor WITH HOLD within security-restricted operation",
+            false,
+        );
+        assert!(cursor
+            .message
+            .starts_with("Refused: a capability cannot leave state"));
     }
 }

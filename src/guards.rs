@@ -17,8 +17,25 @@ static PINNED_NOW: GucSetting<Option<CString>> = GucSetting::<Option<CString>>::
 /// Legacy claim keys protected from the start, whether or not a token carries them: a policy may
 /// read `request.jwt.claim.email` for a caller whose token has no email.
 const STANDARD_CLAIMS: [&str; 20] = [
-    "sub", "role", "email", "phone", "aud", "iss", "exp", "iat", "nbf", "jti", "aal", "amr",
-    "session_id", "is_anonymous", "client_id", "azp", "scope", "app_metadata", "user_metadata",
+    "sub",
+    "role",
+    "email",
+    "phone",
+    "aud",
+    "iss",
+    "exp",
+    "iat",
+    "nbf",
+    "jti",
+    "aal",
+    "amr",
+    "session_id",
+    "is_anonymous",
+    "client_id",
+    "azp",
+    "scope",
+    "app_metadata",
+    "user_metadata",
     "user_id",
 ];
 /// Further keys a token may carry get a protected setting on first use, up to this many per
@@ -126,6 +143,7 @@ pub fn now_timestamptz() -> pg_sys::TimestampTz {
                 .unwrap_or_else(|| error!("chumbo.pinned_now is not a timestamp"))
             }
         }
+        // SAFETY: GetCurrentTimestamp reads the clock; no pointers involved.
         _ => unsafe { pg_sys::GetCurrentTimestamp() },
     }
 }

@@ -4,8 +4,8 @@
 use crate::session;
 use pgrx::prelude::*;
 use pgrx::{pg_sys, JsonB};
-use sha2::Digest;
 use serde_json::Value;
+use sha2::Digest;
 
 /// Counts one hit; Ok(None) when allowed, Ok(Some(seconds)) when over the limit. Err when the
 /// limiter could not record: callers refuse the request then (fail closed).

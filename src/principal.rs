@@ -27,7 +27,12 @@ impl Principal {
     /// The principal of verified JWT claims (`iss` + `sub`), or an anonymous one told apart by
     /// `origin` (where the request came from). No other claim is looked at: in particular no
     /// claim can make a caller an API key.
-    pub fn from_claims(claims: &Value, role: &str, origin: Option<String>, key: &[u8]) -> Principal {
+    pub fn from_claims(
+        claims: &Value,
+        role: &str,
+        origin: Option<String>,
+        key: &[u8],
+    ) -> Principal {
         let s = |k: &str| claims.get(k).and_then(Value::as_str).map(String::from);
         let client_id = s("client_id").or_else(|| s("azp"));
         match s("sub") {

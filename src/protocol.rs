@@ -503,7 +503,9 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> Answer {
             )));
         }
     }
-    match run(ctx, cap, &args, params, "tools/call", |r| tool_result(ctx, cap, r)) {
+    match run(ctx, cap, &args, params, "tools/call", |r| {
+        tool_result(ctx, cap, r)
+    }) {
         Ok(result) => Ok(result),
         Err(Stop::Reply(a)) => a,
         Err(Stop::Failed(e)) => Ok(tool_error(e.message)),
@@ -783,17 +785,22 @@ fn complete_with_function(ctx: &Context, func: &str, prefix: &str) -> Result<Vec
     let sql = format!("select v::pg_catalog.text from {qualified}($1) as v limit 101");
     let prefix = prefix.to_string();
     let timeout_ms = ctx.registry.settings.call_timeout_ms;
-    session::run_as_caller(ctx.caller.role_oid, &ctx.caller.claims, timeout_ms, move || {
-        Spi::connect(|c| {
-            let mut out = vec![];
-            for row in c.select(sql.as_str(), None, &[prefix.as_str().into()])? {
-                if let Some(v) = row.get::<String>(1)? {
-                    out.push(v);
+    session::run_as_caller(
+        ctx.caller.role_oid,
+        &ctx.caller.claims,
+        timeout_ms,
+        move || {
+            Spi::connect(|c| {
+                let mut out = vec![];
+                for row in c.select(sql.as_str(), None, &[prefix.as_str().into()])? {
+                    if let Some(v) = row.get::<String>(1)? {
+                        out.push(v);
+                    }
                 }
-            }
-            Ok::<_, pgrx::spi::Error>(out)
-        })
-    })
+                Ok::<_, pgrx::spi::Error>(out)
+            })
+        },
+    )
     .map_err(|e| execute::public_error(&e, &trace).message)?
     .map_err(|_| format!("completion failed (trace id {trace})"))
 }

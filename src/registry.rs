@@ -130,6 +130,7 @@ fn sequence_value() -> i64 {
         let schema = pg_sys::get_namespace_oid(c"chumbo".as_ptr(), false);
         pg_sys::get_relname_relid(c"schema_version".as_ptr(), schema)
     };
+    // SAFETY: pg_sequence_last_value takes the sequence's oid (looked up above) and returns int8 or null.
     session::as_owner(|| unsafe {
         pgrx::direct_function_call::<i64>(
             pg_sys::pg_sequence_last_value,
@@ -143,9 +144,13 @@ fn sequence_value() -> i64 {
 fn committed_version() -> i64 {
     session::as_owner(|| {
         Spi::connect(|c| {
-            c.select("select max(version) from chumbo.schema_changes", Some(1), &[])?
-                .first()
-                .get_one::<i64>()
+            c.select(
+                "select max(version) from chumbo.schema_changes",
+                Some(1),
+                &[],
+            )?
+            .first()
+            .get_one::<i64>()
         })
     })
     .ok()
@@ -248,6 +253,7 @@ fn build(version: i64) -> Registry {
             .or_default() += 1;
     }
 
+    // SAFETY: reads the current transaction's id, if any.
     let xid = unsafe { pg_sys::GetTopTransactionIdIfAny() };
     let mut registry = Registry {
         version,

@@ -16,6 +16,7 @@ thread_local! {
 
 /// The owner of schema chumbo (whoever ran CREATE EXTENSION).
 fn owner_oid() -> pg_sys::Oid {
+    // SAFETY: a catalog lookup by a static NUL-terminated name; missing_ok = false raises an ERROR.
     let schema = unsafe { pg_sys::get_namespace_oid(c"chumbo".as_ptr(), false) };
     if let Some((s, o)) = OWNER.with(|c| c.get()) {
         if s == schema {
@@ -43,6 +44,7 @@ fn owner_oid() -> pg_sys::Oid {
 pub fn as_owner<R>(f: impl FnOnce() -> R + std::panic::UnwindSafe) -> R {
     let owner = owner_oid();
     let (mut saved_user, mut saved_context) = (pg_sys::Oid::INVALID, 0);
+    // SAFETY: the saved user and context are put back in `finally`, which runs on success, error and panic.
     unsafe {
         pg_sys::GetUserIdAndSecContext(&mut saved_user, &mut saved_context);
         pg_sys::SetUserIdAndSecContext(
@@ -53,6 +55,7 @@ pub fn as_owner<R>(f: impl FnOnce() -> R + std::panic::UnwindSafe) -> R {
         );
     }
     PgTryBuilder::new(f)
+        // SAFETY: restores the values saved above.
         .finally(|| unsafe { pg_sys::SetUserIdAndSecContext(saved_user, saved_context) })
         .execute()
 }
@@ -97,7 +100,10 @@ fn caught(e: &pgrx::pg_sys::panic::CaughtError) -> CaughtSqlError {
             // A PL/pgSQL RAISE or ASSERT: the application's own words. chumbo's own Rust
             // errors all start with "chumbo".
             let plpgsql = r.file() == "pl_exec.c"
-                && matches!(r.function_name(), Some("exec_stmt_raise" | "exec_stmt_assert"));
+                && matches!(
+                    r.function_name(),
+                    Some("exec_stmt_raise" | "exec_stmt_assert")
+                );
             let ours = r.file().ends_with(".rs") && message.starts_with("chumbo");
             CaughtSqlError {
                 sqlstate: sqlstate_of(r.sql_error_code()),
@@ -114,6 +120,7 @@ fn set_guc(name: &str, value: &str) {
 
 fn set_config(name: &str, value: &str, action: pg_sys::GucAction::Type) {
     let (name, value) = (CString::new(name).unwrap(), CString::new(value).unwrap());
+    // SAFETY: set_config_option copies both strings; they outlive the call. Errors are raised as ERROR.
     unsafe {
         let context = if pg_sys::superuser() {
             pg_sys::GucContext::PGC_SUSET
@@ -182,6 +189,8 @@ pub fn in_subtransaction<R>(f: impl FnOnce() -> R) -> Result<R, CaughtSqlError> 
 
 // utils/timeout.h and commands/sequence.h are not bound by pgrx. TimeoutId is a C enum (int).
 const STATEMENT_TIMEOUT: i32 = 3;
+// SAFETY: these are exported functions of the PostgreSQL server with these C signatures (PG 15:
+// utils/timeout.h, commands/sequence.h); they raise at most FATAL, never longjmp into Rust.
 unsafe extern "C-unwind" {
     fn enable_timeout_at(id: i32, fin_time: pg_sys::TimestampTz);
     fn disable_timeout(id: i32, keep_indicator: bool);
@@ -258,10 +267,12 @@ pub fn run_as_caller<R>(
         unsafe { pg_sys::GetUserIdAndSecContext(&mut user, &mut context) };
         let bound = TimeBound::arm(budget_ms);
         let r = PgTryBuilder::new(std::panic::AssertUnwindSafe(|| {
+            // SAFETY: the switch is undone in `finally` below (and by the subtransaction's rollback on error).
             unsafe { pg_sys::SetUserIdAndSecContext(role, context | LOCAL_AND_RESTRICTED) };
             f()
         }))
         .finally(|| {
+            // SAFETY: restores the user and context saved before the switch.
             unsafe { pg_sys::SetUserIdAndSecContext(user, context) };
             bound.disarm();
         })
@@ -345,10 +356,12 @@ fn set_claims(claims: &serde_json::Value) {
 /// A setting's value, read without SPI (no query, no transaction id).
 pub fn current_setting(name: &str) -> Option<String> {
     let name = std::ffi::CString::new(name).ok()?;
+    // SAFETY: the name is a valid C string; missing_ok = true returns NULL for an unknown setting.
     let value = unsafe { pg_sys::GetConfigOption(name.as_ptr(), true, false) };
     if value.is_null() {
         return None;
     }
+    // SAFETY: non-null (checked above) and NUL-terminated, owned by the GUC machinery for this call.
     let value = unsafe { std::ffi::CStr::from_ptr(value) }
         .to_string_lossy()
         .into_owned();
@@ -362,6 +375,7 @@ pub fn set_local(name: &str, value: &str) {
 
 /// current_user, without SPI.
 pub fn current_role_name() -> String {
+    // SAFETY: set_config_option copies both strings; they outlive the call. Errors are raised as ERROR.
     unsafe {
         let name = pg_sys::GetUserNameFromId(pg_sys::GetUserId(), true);
         if name.is_null() {
@@ -426,17 +440,22 @@ pub fn check_role(
         ));
     }
     let name = CString::new(role).map_err(|_| format!("role \"{role}\" does not exist"))?;
+    // SAFETY: the name is a valid C string; missing_ok = true returns InvalidOid for an unknown role.
     let oid = unsafe { pg_sys::get_role_oid(name.as_ptr(), true) };
     if oid == pg_sys::Oid::INVALID {
         return Err(format!("role \"{role}\" does not exist"));
     }
+    // SAFETY: syscache lookups by an existing role's oid.
     if unsafe { pg_sys::superuser_arg(oid) || pg_sys::has_bypassrls_privilege(oid) } {
         return Err(format!(
             "role \"{role}\" is a superuser or bypasses RLS and never runs capabilities"
         ));
     }
     // SAFETY: membership lookups through the role cache.
-    if rls_owners.iter().any(|o| unsafe { pg_sys::has_privs_of_role(oid, *o) }) {
+    if rls_owners
+        .iter()
+        .any(|o| unsafe { pg_sys::has_privs_of_role(oid, *o) })
+    {
         return Err(format!(
             "role \"{role}\" owns (or has the privileges of an owner of) a table whose row-level security does not apply to its owner, and never runs capabilities"
         ));
@@ -446,6 +465,7 @@ pub fn check_role(
 
 /// Whether `role` holds EXECUTE on function `func`.
 pub fn can_execute(func: pg_sys::Oid, role: pg_sys::Oid) -> bool {
+    // SAFETY: an ACL check by oids; no pointers involved.
     unsafe {
         #[cfg(feature = "pg15")]
         let r = pg_sys::pg_proc_aclcheck(func, role, pg_sys::ACL_EXECUTE as pg_sys::AclMode);
@@ -499,6 +519,7 @@ pub fn run_kept<'conn>(
 /// A short random id that ties a client-visible error to the server log line.
 pub fn trace_id() -> String {
     let mut buf = [0u8; 8];
+    // SAFETY: pg_strong_random writes exactly buf.len() bytes into the buffer it is given.
     unsafe {
         pg_sys::pg_strong_random(buf.as_mut_ptr().cast(), buf.len());
     }

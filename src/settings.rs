@@ -147,7 +147,8 @@ impl Settings {
             return Ok(changes);
         };
         let base = url.trim_end_matches('/');
-        let parsed = url::Url::parse(base).map_err(|_| format!("supabase_url is not a URL: {url}"))?;
+        let parsed =
+            url::Url::parse(base).map_err(|_| format!("supabase_url is not a URL: {url}"))?;
         if !matches!(parsed.scheme(), "https" | "http") || parsed.host_str().is_none() {
             return Err(format!("supabase_url must be an http(s) URL: {url}"));
         }
@@ -161,7 +162,10 @@ impl Settings {
             ("auth_mode", json!("oauth")),
             ("jwt_issuers", json!([format!("{base}/auth/v1")])),
             ("jwt_audience", json!(["authenticated"])),
-            ("jwks_url", json!(format!("{base}/auth/v1/.well-known/jwks.json"))),
+            (
+                "jwks_url",
+                json!(format!("{base}/auth/v1/.well-known/jwks.json")),
+            ),
             ("require_client_id", json!(true)),
         ];
         let mut out = changes.clone();

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # `make test` (and CI): every test suite, in this order, then a summary; non-zero on any failure.
+#   0. lint              cargo fmt --check, cargo clippy -D warnings
 #   1. cargo pgrx test   Rust unit tests + #[pg_test] (own temporary cluster as user postgres)
 #   2. cargo pgrx install --release   AFTER 1, which leaves a debug pg_test build installed
 #   3. a fresh test cluster on 127.0.0.1:$CHUMBO_TEST_PG_PORT, stopped at the end
@@ -50,6 +51,7 @@ log "ports: $(for v in "${PORT_VARS[@]}"; do printf '%s=%s ' "$v" "${!v}"; done)
 # checkout (BASE holds this checkout's hash), so two checkouts never share or wipe each other's.
 PGRX_PGDATA="$BASE/pgrx-test"
 mkdir -p "$PGRX_PGDATA" && chown postgres: "$BASE" "$PGRX_PGDATA"
+stage lint bash -c 'cargo fmt --check && cargo clippy --quiet --features pg15 -- -D warnings'
 stage unit cargo pgrx test pg15 --runas postgres --pgdata "$PGRX_PGDATA"
 
 # 2. Without a working release install nothing below can run.

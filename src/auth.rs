@@ -79,10 +79,10 @@ pub fn verify(token: &str, settings: &Settings, resource: Option<&str>) -> Resul
         })?;
     check_claim_types(&claims, &settings.jwt_issuers, &audience).map_err(invalid)?;
     if settings.require_client_id
-        && !claims
+        && claims
             .get("client_id")
             .and_then(Value::as_str)
-            .is_some_and(|c| !c.is_empty())
+            .is_none_or(str::is_empty)
     {
         return Err(invalid(
             "the token was not issued to an OAuth client (it has no client_id claim)",

@@ -6,6 +6,7 @@ use pgrx::prelude::*;
 use pgrx::JsonB;
 
 #[pg_extern]
+#[allow(clippy::type_complexity)] // pgrx spells a table's columns as a tuple type
 fn doctor() -> TableIterator<
     'static,
     (

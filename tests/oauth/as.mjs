@@ -5,8 +5,8 @@
 //   - resource indicators (RFC 8707): a token requested for a resource is a JWT access token
 //     (RFC 9068, ES256) whose `aud` is that resource, with `sub` = the account id and the extra
 //     claim `role: "authenticated"` (what Supabase puts in its tokens and chumbo maps to a role)
-//   - two accounts: alice (accountId aaaaaaaa-0000-4000-8000-000000000001, Acme in the example app)
-//     and carol (cccccccc-0000-4000-8000-000000000003, a member of nothing)
+//   - three accounts: alice (accountId aaaaaaaa-0000-4000-8000-000000000001, Acme in the example app),
+//     bob (bbbbbbbb-0000-4000-8000-000000000002, Globex) and carol (cccccccc-0000-4000-8000-000000000003, a member of nothing)
 //   - its own tiny login/consent pages at /interaction/:uid (HTML forms; the test's "user" submits
 //     them), no devInteractions.
 // The access-token lifetime can be changed at run time (`setAccessTokenTTL`), and the tokens it
@@ -21,6 +21,7 @@ import Provider from "oidc-provider";
 
 export const ACCOUNTS = {
   alice: { accountId: "aaaaaaaa-0000-4000-8000-000000000001", password: "wonderland", name: "Alice", email: "alice@acme.example" },
+  bob: { accountId: "bbbbbbbb-0000-4000-8000-000000000002", password: "builder", name: "Bob", email: "bob@globex.example" },
   // A member of nothing in the example app: authenticated, but RLS shows her no rows.
   carol: { accountId: "cccccccc-0000-4000-8000-000000000003", password: "nowhere", name: "Carol", email: "carol@example.test" },
 };
@@ -42,6 +43,59 @@ function readForm(req) {
     req.on("end", () => resolve(new URLSearchParams(body)));
     req.on("error", reject);
   });
+}
+
+/**
+ * The interaction pages at /interaction/:uid of `provider`: login (account + password), then
+ * consent (grants what was asked). Returns a request handler (errors answer 500 with the stack).
+ */
+export function interactionHandler(provider) {
+  return (req, res) =>
+    interaction(provider, req, res).catch((e) => {
+      res.writeHead(500, { "content-type": "text/plain" });
+      res.end(String(e?.stack ?? e));
+    });
+}
+
+async function interaction(provider, req, res) {
+  const url = new URL(req.url, "http://localhost");
+  const [, , uid, action] = url.pathname.split("/");
+  const details = await provider.interactionDetails(req, res);
+  if (details.uid !== uid) throw new Error("interaction uid mismatch");
+  const { prompt, params, session } = details;
+
+  if (req.method === "GET") {
+    const body = prompt.name === "login"
+      ? page("Sign in", uid, "login", '<input name="login"><input name="password" type="password">')
+      : page(`Allow ${params.client_id} to access ${[].concat(params.resource ?? []).join(", ")}?`, uid, "consent", "");
+    res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" });
+    return res.end(body);
+  }
+  if (req.method === "POST" && action === "login") {
+    const form = await readForm(req);
+    const acct = ACCOUNTS[form.get("login")];
+    if (!acct || acct.password !== form.get("password")) {
+      return provider.interactionFinished(req, res, { error: "access_denied", error_description: "wrong credentials" });
+    }
+    return provider.interactionFinished(req, res, { login: { accountId: acct.accountId } }, { mergeWithLastSubmission: false });
+  }
+  if (req.method === "POST" && action === "consent") {
+    await readForm(req);
+    const grant = details.grantId
+      ? await provider.Grant.find(details.grantId)
+      : new provider.Grant({ accountId: session.accountId, clientId: params.client_id });
+    const d = prompt.details;
+    if (d.missingOIDCScope) grant.addOIDCScope(d.missingOIDCScope.join(" "));
+    if (d.missingOIDCClaims) grant.addOIDCClaims(d.missingOIDCClaims);
+    if (d.missingResourceScopes) {
+      for (const [indicator, scopes] of Object.entries(d.missingResourceScopes)) grant.addResourceScope(indicator, scopes.join(" "));
+    }
+    // A resource asked for without scopes still has to be in the grant.
+    for (const r of [].concat(params.resource ?? [])) grant.addResourceScope(r, "");
+    const grantId = await grant.save();
+    return provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+  }
+  res.writeHead(405).end();
 }
 
 /**
@@ -129,55 +183,11 @@ export async function startAuthorizationServer({ port = 0, host = "127.0.0.1", a
     }
   }
   const callback = provider.callback();
-
-  // The interaction pages: login (account + password), then consent (grants what was asked).
-  async function interaction(req, res) {
-    const url = new URL(req.url, issuer);
-    const [, , uid, action] = url.pathname.split("/");
-    const details = await provider.interactionDetails(req, res);
-    if (details.uid !== uid) throw new Error("interaction uid mismatch");
-    const { prompt, params, session } = details;
-
-    if (req.method === "GET") {
-      const body = prompt.name === "login"
-        ? page("Sign in", uid, "login", '<input name="login"><input name="password" type="password">')
-        : page(`Allow ${params.client_id} to access ${[].concat(params.resource ?? []).join(", ")}?`, uid, "consent", "");
-      res.writeHead(200, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" });
-      return res.end(body);
-    }
-    if (req.method === "POST" && action === "login") {
-      const form = await readForm(req);
-      const acct = ACCOUNTS[form.get("login")];
-      if (!acct || acct.password !== form.get("password")) {
-        return provider.interactionFinished(req, res, { error: "access_denied", error_description: "wrong credentials" });
-      }
-      return provider.interactionFinished(req, res, { login: { accountId: acct.accountId } }, { mergeWithLastSubmission: false });
-    }
-    if (req.method === "POST" && action === "consent") {
-      await readForm(req);
-      const grant = details.grantId
-        ? await provider.Grant.find(details.grantId)
-        : new provider.Grant({ accountId: session.accountId, clientId: params.client_id });
-      const d = prompt.details;
-      if (d.missingOIDCScope) grant.addOIDCScope(d.missingOIDCScope.join(" "));
-      if (d.missingOIDCClaims) grant.addOIDCClaims(d.missingOIDCClaims);
-      if (d.missingResourceScopes) {
-        for (const [indicator, scopes] of Object.entries(d.missingResourceScopes)) grant.addResourceScope(indicator, scopes.join(" "));
-      }
-      // A resource asked for without scopes still has to be in the grant.
-      for (const r of [].concat(params.resource ?? [])) grant.addResourceScope(r, "");
-      const grantId = await grant.save();
-      return provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
-    }
-    res.writeHead(405).end();
-  }
+  const interaction = interactionHandler(provider);
 
   server.on("request", (req, res) => {
     if (req.url.startsWith("/interaction/")) {
-      interaction(req, res).catch((e) => {
-        res.writeHead(500, { "content-type": "text/plain" });
-        res.end(String(e?.stack ?? e));
-      });
+      interaction(req, res);
     } else {
       callback(req, res);
     }

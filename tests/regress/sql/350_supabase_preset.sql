@@ -3,8 +3,9 @@
 -- Supabase Auth's OAuth access tokens carry, oauth mode, and require_client_id: a token without
 -- a client_id claim (a session token of the app's own web client) is not an MCP client's and is
 -- refused. Keys given in the same call win over what the preset implies. Tokens are shaped like
--- Supabase's (sub, role, aud "authenticated", user_id, email, client_id, aal, amr, session_id,
--- iss, iat, exp), HS256-signed in SQL for the test (Supabase signs with ES256/RS256 from its JWKS).
+-- Supabase Auth's OAuth access tokens (sub, role, aud "authenticated", email, client_id, aal, amr,
+-- session_id, iss, iat, exp; no user_id, see shared/docs/supabase-oauth-notes.md), HS256-signed in
+-- SQL here (Supabase signs with ES256 from its JWKS: tests/oauth/supabase.test.mjs).
 begin;
 select chumbo.configure('{"supabase_url": "https://abcdefghijklmnop.supabase.co/"}')
   - '{allowed_roles,max_rows,page_size,max_body_bytes,max_result_bytes,audit,state_namespaces,call_timeout_ms,max_in_flight,max_listen_streams}'::text[] as effective;
@@ -21,7 +22,7 @@ rollback to savepoint s;
 select chumbo.configure('{"jwt_hs256_secret": "regress-secret"}') ->> 'auth_mode' as mode;
 create function pg_temp.supabase_token(extra jsonb default '{}') returns jsonb language sql as $$
   select jsonb_build_object('sub', 'aaaaaaaa-0000-4000-8000-000000000001', 'role', 'authenticated',
-    'aud', 'authenticated', 'user_id', 'aaaaaaaa-0000-4000-8000-000000000001', 'email', 'alice@acme.test',
+    'aud', 'authenticated', 'email', 'alice@acme.test',
     'client_id', '9a8b7c6d-0000-4000-8000-00000000c11e', 'aal', 'aal1', 'amr', '[{"method":"oauth","timestamp":1}]'::jsonb,
     'session_id', '5e551010-0000-4000-8000-000000000000', 'iss', 'https://abcdefghijklmnop.supabase.co/auth/v1',
     'iat', extract(epoch from now())::int, 'exp', extract(epoch from now())::int + 3600) || extra $$;

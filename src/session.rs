@@ -44,15 +44,11 @@ fn owner_oid() -> pg_sys::Oid {
 pub fn as_owner<R>(f: impl FnOnce() -> R + std::panic::UnwindSafe) -> R {
     let owner = owner_oid();
     let (mut saved_user, mut saved_context) = (pg_sys::Oid::INVALID, 0);
-    // SAFETY: the saved user and context are put back in `finally`, which runs on success, error and panic.
+    // SAFETY: the saved user and context are put back in `finally`, which runs on success,
+    // error and panic.
     unsafe {
         pg_sys::GetUserIdAndSecContext(&mut saved_user, &mut saved_context);
-        pg_sys::SetUserIdAndSecContext(
-            owner,
-            saved_context
-                | pg_sys::SECURITY_LOCAL_USERID_CHANGE as i32
-                | pg_sys::SECURITY_RESTRICTED_OPERATION as i32,
-        );
+        pg_sys::SetUserIdAndSecContext(owner, saved_context | LOCAL_AND_RESTRICTED);
     }
     PgTryBuilder::new(f)
         // SAFETY: restores the values saved above.

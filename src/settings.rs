@@ -183,6 +183,9 @@ impl Settings {
         if s.auth_modes().is_empty() {
             return Err("invalid chumbo settings: auth_mode must name at least one mode".into());
         }
+        if s.call_timeout_ms == 0 {
+            return Err("invalid chumbo settings: call_timeout_ms must be at least 1 (every call has a time bound)".into());
+        }
         Ok(s)
     }
 

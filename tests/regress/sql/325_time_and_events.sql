@@ -28,6 +28,10 @@ select pg_temp.call('nap', '{"seconds": 30}') as long_nap, pg_temp.call('nap', '
 -- the setting bounds tools without their own
 select chumbo.configure('{"call_timeout_ms": 200}') ->> 'call_timeout_ms' as call_timeout_ms;
 select pg_temp.call('nap_default', '{"seconds": 30}') as default_bound;
+-- every call has a bound: 0 is refused
+savepoint s;
+select chumbo.configure('{"call_timeout_ms": 0}');
+rollback to savepoint s;
 -- the request goes on after a timed-out call: this statement and the session are fine
 select pg_temp.call('nap_default', '{"seconds": 0}') as next_call, current_setting('statement_timeout') as statement_timeout;
 

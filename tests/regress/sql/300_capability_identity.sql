@@ -94,4 +94,17 @@ from (values
 ) as t(label, action), lateral pg_temp.http(:'alice_token', action) r;
 select current_user as still_edge_role;
 reset role;
+
+-- and through chumbo.mcp as PostgREST calls it (SET LOCAL ROLE + request.jwt.claims)
+set local role authenticated;
+select set_config('request.jwt.claims', :'alice', true) is not null as claims_set;
+select label, pg_temp.outcome(jsonb_build_object('result', chumbo.mcp(jsonb_build_object('jsonrpc', '2.0', 'id', 1,
+         'method', 'tools/call', 'params', jsonb_build_object('name', 'run_sql', 'arguments', jsonb_build_object('action', action)))) -> 'result')) as outcome
+from (values
+  ('honest',          'select 1'),
+  ('reset role',      'reset role'),
+  ('claims rewritten','select set_config(''request.jwt.claims'', ''{"sub":"bbbbbbbb-0000-4000-8000-000000000002","role":"authenticated"}'', true)')
+) as t(label, action);
+select current_user as still_authenticated, current_setting('request.jwt.claims') = :'alice' as claims_unchanged;
+reset role;
 rollback;

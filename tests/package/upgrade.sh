@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# The 0.1.0 -> 0.2.0 upgrade path, checked by comparison (pgmq-style), against a running server on
+# 127.0.0.1:$PGPORT whose extension directory holds chumbo--0.1.0.sql, chumbo--0.2.0.sql and
+# chumbo--0.1.0--0.2.0.sql (tests/package/run.sh provides one, installed from the package alone).
+#   a. chumbo_up:    create extension chumbo version '0.1.0' + the example app, then settings, API
+#                    keys and durable state; then alter extension chumbo update to '0.2.0'
+#   b. chumbo_fresh: create extension chumbo (0.2.0) + the example app
+#   c. both cloned, every extension member detached in the clones (pg_dump never dumps extension
+#      members), pg_dump --schema-only of each, normalised: any difference fails
+#   d. nothing lost in chumbo_up: settings, state rows, keys, and the key still works through
+#      chumbo.http; then the SQL regression suite against an upgraded extension
+# Env: PGPORT (required), PG_BIN (pg_dump's directory; default the system PostgreSQL 15),
+#      UPGRADE_SKIP_REGRESS=1 to skip the regression run.
+set -euo pipefail
+source "$(dirname "$0")/../../scripts/lib.sh"
+: "${PGPORT:?PGPORT: the port of a running server with chumbo 0.1.0 and 0.2.0 installed}"
+PG_BIN="${PG_BIN:-/usr/lib/postgresql/15/bin}"
+FROM=0.1.0 TO=0.2.0
+WORK="$(mktemp -d)"; trap 'rm -rf "$WORK"' EXIT
+q() { local db="$1"; shift; psql_at "$PGPORT" "$db" "$@"; }
+fail() { printf 'upgrade: FAILED: %s\n' "$*" >&2; exit 1; }
+
+# The example app, the way scripts/load-db.sh loads it, on a given extension version.
+load_app() {   # DB [VERSION]
+  local db="$1" version="${2:-}"
+  q postgres -c "drop database if exists \"$db\" with (force)" -c "create database \"$db\""
+  q "$db" -f "$ROOT/supabase/compat/roles.sql"
+  q "$db" -c "create extension chumbo${version:+ version '$version'}"
+  for f in "$ROOT"/supabase/migrations/*.sql "$ROOT/supabase/seed.sql"; do q "$db" -f "$f"; done
+}
+
+log "a. chumbo_up: chumbo $FROM + the example app + data, then update to $TO"
+load_app chumbo_up "$FROM"
+[[ "$(q chumbo_up -Atc "select extversion from pg_extension where extname = 'chumbo'")" == "$FROM" ]] \
+  || fail "chumbo_up is not at $FROM"
+# Settings, an API key, durable state (written through the app's preference tool as Alice).
+q chumbo_up -Atc "select chumbo.configure('{\"auth_mode\": [\"oauth\", \"api-key\"], \"state_namespaces\": [\"preferences\", \"notes\"]}')" >/dev/null \
+  || q chumbo_up -Atc "select chumbo.configure('{\"auth_mode\": \"api-key\", \"state_namespaces\": [\"preferences\", \"notes\"]}')" >/dev/null
+key="$(q chumbo_up -Atc "select chumbo.create_api_key('authenticated', '{}', 'upgrade test key')")"
+q chumbo_up -v ON_ERROR_STOP=1 >/dev/null <<'SQL'
+select chumbo.handle('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"preference","arguments":{"name":"theme","value":"dark"}}}',
+                     '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}');
+select chumbo.handle('{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"preference","arguments":{"name":"theme","value":"light"}}}',
+                     '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}');
+SQL
+snapshot() {   # what must survive the update, as text
+  q chumbo_up -Atc "select jsonb_build_object(
+      'settings', (select value from chumbo.settings),
+      'state', (select jsonb_agg(to_jsonb(e) order by namespace, key) from chumbo.state_entries e),
+      'keys', (select jsonb_agg(to_jsonb(k) order by id) from chumbo.api_keys k))"
+}
+before="$(snapshot)"
+[[ "$(jq '.state | length' <<<"$before")" -ge 1 ]] || fail "no state row was written at $FROM: $before"
+[[ "$(jq '.keys | length' <<<"$before")" == 1 ]] || fail "no API key at $FROM"
+q chumbo_up -c "alter extension chumbo update to '$TO'"
+[[ "$(q chumbo_up -Atc "select extversion from pg_extension where extname = 'chumbo'")" == "$TO" ]] \
+  || fail "chumbo_up is not at $TO after the update"
+
+log "b. chumbo_fresh: chumbo $TO + the example app"
+load_app chumbo_fresh
+[[ "$(q chumbo_fresh -Atc "select extversion from pg_extension where extname = 'chumbo'")" == "$TO" ]] \
+  || fail "a fresh install is not $TO (is chumbo.control's default_version $TO?)"
+
+log "c. compare the schemas (extension members detached in clones, then pg_dump --schema-only)"
+members() {    # DB: every extension member as ALTER EXTENSION can name it
+  q "$1" -Atc "select pg_describe_object(classid, objid, objsubid) from pg_depend
+                where refclassid = 'pg_extension'::regclass and deptype = 'e'
+                  and refobjid = (select oid from pg_extension where extname = 'chumbo') order by 1"
+}
+members chumbo_up > "$WORK/members.up"; members chumbo_fresh > "$WORK/members.fresh"
+diff -u "$WORK/members.fresh" "$WORK/members.up" > "$WORK/members.diff" \
+  || { cat "$WORK/members.diff"; fail "the extension's members differ (- fresh $TO, + upgraded)"; }
+for db in up fresh; do
+  q postgres -c "drop database if exists chumbo_${db}_dump with (force)" \
+             -c "create database chumbo_${db}_dump template chumbo_$db"
+  # detach every member, so that pg_dump dumps its definition, grants and comments
+  q "chumbo_${db}_dump" <<'SQL'
+do $$
+declare d text;
+begin
+  for d in select pg_describe_object(classid, objid, objsubid) from pg_depend
+            where refclassid = 'pg_extension'::regclass and deptype = 'e'
+              and refobjid = (select oid from pg_extension where extname = 'chumbo')
+  loop
+    execute 'alter extension chumbo drop ' || d;
+  end loop;
+end $$;
+SQL
+  # --schema=chumbo --schema=mcp would miss the event triggers and public's objects: dump it all
+  "$PG_BIN/pg_dump" -h 127.0.0.1 -p "$PGPORT" -U postgres --schema-only "chumbo_${db}_dump" > "$WORK/dump.$db.raw"
+  # normalise: drop comments, blank lines and pg_dump's per-run \restrict key
+  grep -v -e '^--' -e '^$' -e '^\\restrict ' -e '^\\unrestrict ' "$WORK/dump.$db.raw" > "$WORK/dump.$db"
+  q postgres -c "drop database chumbo_${db}_dump"
+done
+grep -q 'CREATE FUNCTION chumbo.http' "$WORK/dump.fresh" || fail "the dump holds no chumbo functions (members not detached?)"
+if ! diff -u "$WORK/dump.fresh" "$WORK/dump.up" > "$WORK/dump.diff"; then
+  cat "$WORK/dump.diff"
+  fail "the upgraded schema differs from a fresh $TO install (- fresh, + upgraded)"
+fi
+log "schemas identical ($(wc -l < "$WORK/dump.fresh") normalised lines, $(wc -l < "$WORK/members.up") members)"
+
+log "d. nothing lost"
+after="$(snapshot)"
+[[ "$before" == "$after" ]] || fail "settings, state or keys changed in the update:
+before: $before
+after:  $after"
+body="$(q chumbo_up -Atc "select chumbo.http(jsonb_build_object('method', 'POST', 'path', '/mcp',
+    'headers', jsonb_build_object('x-api-key', '$key', 'mcp-protocol-version', '2025-11-25'),
+    'body', '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}'))")"
+jq -e '.status == 200 and (.body.result.tools | length) > 0' <<<"$body" >/dev/null \
+  || fail "the $FROM API key does not work through chumbo.http after the update: $body"
+theme="$(q chumbo_up -Atc "select chumbo.handle('{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"preference\",\"arguments\":{\"name\":\"theme\"}}}',
+                     '{\"sub\":\"aaaaaaaa-0000-4000-8000-000000000001\",\"role\":\"authenticated\"}')")"
+jq -e '.result.structuredContent | tostring | contains("light")' <<<"$theme" >/dev/null \
+  || fail "Alice's preference written at $FROM is not read back after the update: $theme"
+log "settings, $(jq '.state | length' <<<"$after") state row(s) and the API key survived; the key answers tools/list"
+
+if [[ "${UPGRADE_SKIP_REGRESS:-}" != 1 ]]; then
+  # The regression suite recreates chumbo_regress from template1 and runs `create extension if
+  # not exists chumbo`: with an upgraded chumbo already in template1 it runs on the upgrade.
+  log "regression suite on an upgraded extension (template1 holds chumbo $FROM updated to $TO)"
+  q template1 -f "$ROOT/supabase/compat/roles.sql"
+  q template1 -c "create extension chumbo version '$FROM'" -c "alter extension chumbo update to '$TO'"
+  rc=0; CHUMBO_TEST_PG_PORT="$PGPORT" "$ROOT/tests/regress/run.sh" || rc=$?
+  q template1 -c "drop extension chumbo cascade" >/dev/null
+  ((rc == 0)) || fail "the regression suite fails on the upgraded extension"
+fi
+log "upgrade $FROM -> $TO: ok"

@@ -1,5 +1,5 @@
 # Developer commands (DESIGN.md §7). All logic lives in scripts/; these targets only call it.
-.PHONY: run stop test install setup status bench doctor
+.PHONY: run stop test install setup status bench doctor package
 
 run:      ## install what is missing, build+install, start cluster + edge, load the app, print dev.env
 	@scripts/run.sh
@@ -9,6 +9,8 @@ test:     ## every suite: unit/pg_test, SQL regression, end-to-end, conformance
 	@scripts/test.sh
 install:  ## build the extension (release) and install it into the system PostgreSQL 15
 	@scripts/setup.sh && scripts/install.sh
+package:  ## release build packaged under target/release: staged usr/ tree, .tar.gz and .deb (installs nothing)
+	@scripts/setup.sh && scripts/package.sh
 setup:    ## only install missing packages and tools
 	@scripts/setup.sh
 status:   ## is the dev cluster running?

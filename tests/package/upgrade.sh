@@ -46,17 +46,27 @@ fresh_db chumbo_up "$FROM"
 q chumbo_up -c "$CAPABILITY"
 q chumbo_up -c "update chumbo.settings set value = value || '{\"auth_mode\": \"api-key\", \"state_namespaces\": [\"preferences\", \"notes\"]}'"
 key="$(q chumbo_up -Atc "select chumbo.create_api_key('authenticated', '{}', 'upgrade test key')")"
-q chumbo_up -c "insert into chumbo.state_entries (partition, namespace, key, value, revision, expires_at)
-  values ('\\x01'::bytea, 'preferences', 'theme', '\"dark\"', 3, null), ('\\x02'::bytea, 'notes', 'n1', '{\"a\": 1}', 1, now() + interval '1 day')"
-snapshot() {   # what must survive the update, as text
-  q chumbo_up -Atc "select jsonb_build_object(
-      'settings', (select value from chumbo.settings),
-      'state', (select jsonb_agg(to_jsonb(e) order by namespace, key) from chumbo.state_entries e),
-      'keys', (select jsonb_agg(to_jsonb(k) order by id) from chumbo.api_keys k))"
+q chumbo_up <<'SQL'
+insert into chumbo.state_entries (partition, namespace, key, value, revision, expires_at)
+values ('\x01'::bytea, 'preferences', 'theme', '"dark"', 3, null),
+       ('\x02'::bytea, 'notes', 'n1', '{"a": 1}', 1, now() + interval '1 day');
+insert into chumbo.sandboxes (provider, provider_sandbox_id, owner, tenant, idle_seconds)
+values ('fake', 'sb-1', repeat('a', 64), 'acme', 600);
+insert into chumbo.audit_events (trace_id, era, method, capability, principal, outcome, duration_ms, bytes, detail)
+values ('t1', 'legacy', 'tools/call', 'upgrade_probe', repeat('b', 64), 'ok', 1.5, 10, '{"x": 1}');
+SQL
+TABLES=(settings api_keys state_entries sandboxes audit_events rate_counters request_state_uses)
+snapshot() {   # every row of every table chumbo had at 0.1.0, as text
+  local t parts=()
+  for t in "${TABLES[@]}"; do
+    parts+=("'$t', (select jsonb_agg(to_jsonb(x) order by to_jsonb(x)::text) from chumbo.$t x)")
+  done
+  q chumbo_up -Atc "select jsonb_build_object($(IFS=,; echo "${parts[*]}"))"
 }
 before="$(snapshot)"
-[[ "$(jq '.state | length' <<<"$before")" == 2 ]] || fail "no state row was written at $FROM: $before"
-[[ "$(jq '.keys | length' <<<"$before")" == 1 ]] || fail "no API key at $FROM"
+jq -e '(.state_entries | length) == 2 and (.api_keys | length) == 1 and (.sandboxes | length) == 1
+       and (.audit_events | length) == 1 and (.settings[0].value.auth_mode == "api-key")' <<<"$before" >/dev/null \
+  || fail "the data written at $FROM is not all there: $before"
 q chumbo_up -c "alter extension chumbo update to '$TO'"
 [[ "$(q chumbo_up -Atc "select extversion from pg_extension where extname = 'chumbo'")" == "$TO" ]] \
   || fail "chumbo_up is not at $TO after the update"
@@ -110,7 +120,7 @@ fi
 log "schemas identical ($(wc -l < "$WORK/dump.fresh") normalised lines, $(wc -l < "$WORK/members.up") members)"
 
 log "d. nothing lost"
-[[ "$before" == "$after" ]] || fail "settings, state or keys changed in the update:
+[[ "$before" == "$after" ]] || fail "rows changed in the update:
 before: $before
 after:  $after"
 body="$(q chumbo_up -Atc "select chumbo.http(jsonb_build_object('method', 'POST', 'path', '/mcp',
@@ -118,7 +128,7 @@ body="$(q chumbo_up -Atc "select chumbo.http(jsonb_build_object('method', 'POST'
     'body', '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}'))")"
 jq -e '.status == 200 and ([.body.result.tools[].name] | index("upgrade_probe"))' <<<"$body" >/dev/null \
   || fail "the $FROM API key does not work through chumbo.http after the update: $body"
-log "settings, $(jq '.state | length' <<<"$after") state row(s) and the API key survived; the key answers tools/list"
+log "every row of settings, api_keys, state_entries, sandboxes, audit_events survived; the $FROM key answers tools/list"
 
 if [[ "${UPGRADE_SKIP_REGRESS:-}" != 1 ]]; then
   # The regression suite recreates chumbo_regress from template1 and runs `create extension if

@@ -19,6 +19,9 @@ log "cargo pgrx package (release) -> ${STAGE#$ROOT/}"
 rm -rf "$STAGE"
 cargo pgrx package --pg-config "$PG_CONFIG"
 ext="$STAGE/usr/share/postgresql/15/extension"
+# pgrx copies only upgrade scripts (chumbo--A--B.sql); the kept install scripts of earlier versions
+# (sql/chumbo--0.1.0.sql) are what `create extension chumbo version '0.1.0'` needs.
+install -m 644 sql/chumbo--*.sql "$ext/"
 for f in "$STAGE/usr/lib/postgresql/15/lib/chumbo.so" "$ext/chumbo.control" "$ext/chumbo--$VERSION.sql" \
          "$ext/chumbo--0.1.0.sql" "$ext/chumbo--0.1.0--$VERSION.sql"; do
   [[ -s "$f" ]] || die "package: ${f#$STAGE/} is missing from the staged tree"

@@ -136,7 +136,11 @@ if [[ "${UPGRADE_SKIP_REGRESS:-}" != 1 ]]; then
   log "regression suite on an upgraded extension (template1 holds chumbo $FROM updated to $TO)"
   q template1 -f "$ROOT/supabase/compat/roles.sql"
   q template1 -c "create extension chumbo version '$FROM'" -c "alter extension chumbo update to '$TO'"
+  ext_oid="$(q template1 -Atc "select oid from pg_extension where extname = 'chumbo'")"
   rc=0; CHUMBO_TEST_PG_PORT="$PGPORT" "$ROOT/tests/regress/run.sh" || rc=$?
+  # a database copied from template1 keeps the extension's oid; a fresh create would get another
+  [[ "$(q chumbo_regress -Atc "select oid from pg_extension where extname = 'chumbo'")" == "$ext_oid" ]] \
+    || { rc=1; warn "chumbo_regress did not get template1's updated extension"; }
   q template1 -c "drop extension chumbo cascade" >/dev/null
   ((rc == 0)) || fail "the regression suite fails on the upgraded extension"
 fi

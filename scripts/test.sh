@@ -2,7 +2,8 @@
 # `make test` (and CI): every test suite, in this order, then a summary; non-zero on any failure.
 #   0. lint              cargo fmt --check, cargo clippy -D warnings
 #   1. cargo pgrx test   Rust unit tests + #[pg_test] (own temporary cluster as user postgres)
-#   2. cargo pgrx install --release   AFTER 1, which leaves a debug pg_test build installed
+#   2. cargo pgrx install --release   AFTER 1, which leaves a debug pg_test build installed;
+#      then `package`: make package, installed from the artifact into a private PostgreSQL copy
 #   3. a fresh test cluster on 127.0.0.1:$CHUMBO_TEST_PG_PORT, stopped at the end
 #      Every port (test cluster, edges, pgbouncer, test servers) is picked free at run time, below
 #      the kernel's ephemeral range, and printed; a port set in the environment is used as is.
@@ -42,7 +43,8 @@ trap cleanup EXIT
 PORT_VARS=(CHUMBO_TEST_PG_PORT E2E_PORT E2E_PGBOUNCER_PORT E2E_PGB_EDGE_PORT E2E_JWKS_PORT E2E_SHUTDOWN_PORT
            CHUMBO_CONFORMANCE_PORT CHUMBO_CONFORMANCE_2026_PORT OAUTH_EDGE_PORT OAUTH_AS_PORT
            DOCTOR_EDGE_PORT E2E_AUX_EDGE_PORT E2E_AUX_JWKS_PORT
-           CONSENT_EDGE_PORT CONSENT_OFF_PORT CONSENT_BAD_PORT CONSENT_AUTH_PORT SUPABASE_EDGE_PORT SUPABASE_AS_PORT)
+           CONSENT_EDGE_PORT CONSENT_OFF_PORT CONSENT_BAD_PORT CONSENT_AUTH_PORT SUPABASE_EDGE_PORT SUPABASE_AS_PORT
+           CHUMBO_PKG_PG_PORT)
 for v in "${PORT_VARS[@]}"; do pick_port "$v"; done
 TEST_PORT="$CHUMBO_TEST_PG_PORT"
 log "ports: $(for v in "${PORT_VARS[@]}"; do printf '%s=%s ' "$v" "${!v}"; done)"
@@ -57,8 +59,12 @@ stage unit cargo pgrx test pg15 --runas postgres --pgdata "$PGRX_PGDATA"
 # 2. Without a working release install nothing below can run.
 stage install "$ROOT/scripts/install.sh"
 if [[ " ${failed[*]-} " == *" install "* ]]; then
-  skipped+=(regress readme e2e conformance); summary; exit 1
+  skipped+=(package regress readme e2e conformance); summary; exit 1
 fi
+# The package built from the warm release build, installed into a private copy of PostgreSQL 15
+# from the artifact alone: the quickstart, and the 0.1.0 -> current upgrade compared with a fresh
+# install (tests/package/).
+stage package bash -c "scripts/package.sh && tests/package/run.sh"
 
 # 3.
 if ! CHUMBO_CLUSTER=test "$ROOT/scripts/cluster.sh" fresh; then

@@ -91,6 +91,8 @@ load_db() { # DB TOTAL_TOOLS
   local have; have="$(n_tools "$1")"
   q "$1" -v n="$(($2 - have))" -f bench/sql/tools.sql >/dev/null
 }
+# The reference server and the memory probe (step 3) need bench/reference's packages.
+( cd bench/reference && [[ -d node_modules ]] || npm ci --no-audit --no-fund >/dev/null )
 load_db "$DB10" 10
 q "$DB10" -v projects_per_org="$PER_ORG" -f bench/sql/data.sql
 load_db "$DB1K" 1000
@@ -241,7 +243,6 @@ deno run -A scripts/mint-token.ts jwks >"$WORK/jwks.json"
 ISSUER="$(deno run -A scripts/mint-token.ts settings | jq -r '.jwt_issuers[0]')"
 DBURL="postgres://chumbo_edge:$EDGE_PW@127.0.0.1:$PORT/$DB10"
 CHUMBO_EDGE_ID=$EDGE_ID CHUMBO_PORT=$EDGE_PORT EDGE_DATABASE_URL="$DBURL" "$ROOT/scripts/edge.sh" start >/dev/null
-( cd bench/reference && [[ -d node_modules ]] || npm ci --no-audit --no-fund >/dev/null )
 DATABASE_URL="$DBURL" JWKS_FILE="$WORK/jwks.json" JWT_ISSUER="$ISSUER" JWT_AUDIENCE="$EDGE_URL" PORT="$REF_PORT" \
   node bench/reference/server.mjs >"$WORK/reference.log" 2>&1 &
 REF_PID=$!

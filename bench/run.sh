@@ -53,7 +53,7 @@ fi
 for tool in "$PGBENCH" wrk jq python3 node deno; do
   command -v "$tool" >/dev/null || die "bench: $tool not found (node/deno: scripts/setup.sh; wrk: apt-get install wrk)"
 done
-[[ -f /usr/share/postgresql/15/extension/chumbo.control ]] || die "bench: the chumbo extension is not installed (make install)"
+[[ -f "$PG_SHAREDIR/extension/chumbo.control" ]] || die "bench: the chumbo extension is not installed (make install)"
 
 so_id() { local so; so="$("$PG_CONFIG" --pkglibdir)/chumbo.so"; echo "$(sha256sum "$so" | cut -c1-12) $(date -u -r "$so" +%FT%TZ)"; }
 SO_START="$(so_id)"

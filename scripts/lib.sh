@@ -3,8 +3,28 @@
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 STATE="$ROOT/.chumbo"                       # git-ignored: pids, dev.env, passwords, venv
-PG_BIN=/usr/lib/postgresql/15/bin
+# The PostgreSQL major version, the one place it is named (pgrx feature pg$PG_MAJOR, Debian paths).
+PG_MAJOR="${CHUMBO_PG_MAJOR:-15}"
+# CHUMBO_PG_ROOT: a private, relocated copy of PostgreSQL (ROOT/usr/{lib,share}/postgresql/MAJOR,
+# made on first use) that builds, installs and clusters of this checkout use instead of the
+# system one, so two checkouts can install different builds side by side. Unset: the system one.
+if [[ -n "${CHUMBO_PG_ROOT:-}" ]]; then
+  if [[ ! -x "$CHUMBO_PG_ROOT/usr/lib/postgresql/$PG_MAJOR/bin/postgres" ]]; then
+    mkdir -p "$CHUMBO_PG_ROOT/usr/lib/postgresql" "$CHUMBO_PG_ROOT/usr/share/postgresql"
+    cp -a "/usr/lib/postgresql/$PG_MAJOR" "$CHUMBO_PG_ROOT/usr/lib/postgresql/"
+    cp -a "/usr/share/postgresql/$PG_MAJOR" "$CHUMBO_PG_ROOT/usr/share/postgresql/"
+  fi
+  PG_BIN="$CHUMBO_PG_ROOT/usr/lib/postgresql/$PG_MAJOR/bin"
+  # cargo pgrx reads its pg_config from $PGRX_HOME/config.toml: a private one for the private copy.
+  export PGRX_HOME="$CHUMBO_PG_ROOT/pgrx"
+  mkdir -p "$PGRX_HOME"
+  printf '[configs]\npg%s = "%s"\n' "$PG_MAJOR" "$PG_BIN/pg_config" > "$PGRX_HOME/config.toml"
+else
+  PG_BIN="/usr/lib/postgresql/$PG_MAJOR/bin"
+fi
 PG_CONFIG="$PG_BIN/pg_config"               # versioned on purpose: /usr/bin/pg_config is a wrapper
+PG_SHAREDIR="$("$PG_CONFIG" --sharedir 2>/dev/null || echo "/usr/share/postgresql/$PG_MAJOR")"
+PG_PKGLIBDIR="$("$PG_CONFIG" --pkglibdir 2>/dev/null || echo "/usr/lib/postgresql/$PG_MAJOR/lib")"
 # Cluster data lives outside the repo (postgres must own it; a checkout may be unreadable to it).
 # The short hash keeps two checkouts (e.g. a CI clone) from sharing one data dir.
 BASE="/var/tmp/chumbo-$(printf %s "$ROOT" | sha1sum | cut -c1-8)"

@@ -7,7 +7,7 @@ source "$(dirname "$0")/lib.sh"
 
 PGRX_VERSION=0.18.1
 APT_PACKAGES=(build-essential pkg-config libssl-dev libclang-dev clang   # cargo-pgrx, bindgen, ring
-              postgresql-15 postgresql-server-dev-15                      # server + headers/pg_regress
+              postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR                      # server + headers/pg_regress
               sudo                                                        # cargo pgrx test --runas
               pgbouncer python3 python3-venv                              # e2e tests
               curl jq                                                     # edge.sh, dev-auth.sh
@@ -40,11 +40,11 @@ if [[ "$(cargo pgrx --version 2>/dev/null || true)" != "cargo-pgrx $PGRX_VERSION
   cargo install cargo-pgrx --version "$PGRX_VERSION" --locked
 fi
 
-# 3. Point pgrx at the system PostgreSQL 15 (writes only config.toml, downloads nothing).
+# 3. Point pgrx at the PostgreSQL in use (lib.sh) (writes only config.toml, downloads nothing).
 PGRX_CONF="${PGRX_HOME:-$HOME/.pgrx}/config.toml"
-if ! grep -qs '^pg15 *=' "$PGRX_CONF"; then
-  log "cargo pgrx init --pg15 $PG_CONFIG"
-  cargo pgrx init --pg15 "$PG_CONFIG"
+if ! grep -qs "^pg$PG_MAJOR *=" "$PGRX_CONF"; then
+  log "cargo pgrx init --pg$PG_MAJOR $PG_CONFIG"
+  cargo pgrx init "--pg$PG_MAJOR" "$PG_CONFIG"
 fi
 
 # 4. Node 22 and Deno, pinned in tools/package-lock.json, into tools/node_modules.

@@ -53,8 +53,8 @@ log "ports: $(for v in "${PORT_VARS[@]}"; do printf '%s=%s ' "$v" "${!v}"; done)
 # checkout (BASE holds this checkout's hash), so two checkouts never share or wipe each other's.
 PGRX_PGDATA="$BASE/pgrx-test"
 mkdir -p "$PGRX_PGDATA" && chown postgres: "$BASE" "$PGRX_PGDATA"
-stage lint bash -c 'cargo fmt --check && cargo clippy --quiet --features pg15 -- -D warnings'
-stage unit cargo pgrx test pg15 --runas postgres --pgdata "$PGRX_PGDATA"
+stage lint bash -c "cargo fmt --check && cargo clippy --quiet --features pg$PG_MAJOR -- -D warnings"
+stage unit cargo pgrx test "pg$PG_MAJOR" --runas postgres --pgdata "$PGRX_PGDATA"
 
 # 2. Without a working release install nothing below can run.
 stage install "$ROOT/scripts/install.sh"

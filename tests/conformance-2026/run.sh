@@ -54,7 +54,7 @@ if ! pg_isready -q -h 127.0.0.1 -p "$PGPORT" -t 5; then
   CHUMBO_CLUSTER=test "$ROOT/scripts/cluster.sh" start
   started_cluster=1
 fi
-[[ -f /usr/share/postgresql/15/extension/chumbo.control ]] || die "extension chumbo is not installed (scripts/install.sh)"
+[[ -f "$PG_SHAREDIR/extension/chumbo.control" ]] || die "extension chumbo is not installed (scripts/install.sh)"
 "$ROOT/scripts/load-db.sh" "$PGPORT" "$DB" conformance --edge
 if [[ "$(psql_at "$PGPORT" "$DB" -At -c "select to_regprocedure('mcp.test_x_mcp_header(text)') is null")" == t ]]; then
   log "load tests/conformance/fixtures-2026.sql"

@@ -55,7 +55,7 @@ if ! pg_isready -q -h 127.0.0.1 -p "$PGPORT" -t 5; then
   CHUMBO_CLUSTER=test "$ROOT/scripts/cluster.sh" start
   started_cluster=1
 fi
-[[ -f /usr/share/postgresql/15/extension/chumbo.control ]] \
+[[ -f "$PG_SHAREDIR/extension/chumbo.control" ]] \
   || die "extension chumbo is not installed (scripts/install.sh)"
 "$ROOT/scripts/load-db.sh" "$PGPORT" "$DB" conformance --edge
 

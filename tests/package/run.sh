@@ -3,19 +3,19 @@
 # on that install, run the README quickstart against it, then the 0.1.0 -> 0.2.0 upgrade test.
 #
 # Where it installs: by default into a private copy of the system PostgreSQL 15
-# ($CHUMBO_PKG_ROOT, default /var/tmp/chumbo-<hash>/pkgroot/usr/{lib,share}/postgresql/15) from
+# ($CHUMBO_PKG_ROOT, default /var/tmp/chumbo-<hash>/pkgroot/usr/{lib,share}/postgresql/$PG_MAJOR) from
 # which every chumbo file has been removed first, so only the tarball can provide the extension,
 # and the shared system install is never touched. PostgreSQL finds its share and lib directories
 # relative to its binaries, so a server started from the copy loads only the copy's files.
 # CHUMBO_PKG_ROOT=/ extracts over / instead (what a user does; it replaces the installed build).
-# Env: CHUMBO_PKG_TARBALL (default: the newest target/release/chumbo-*-pg15-*.tar.gz),
+# Env: CHUMBO_PKG_TARBALL (default: the newest target/release/chumbo-*-pg$PG_MAJOR-*.tar.gz),
 #      CHUMBO_PKG_PG_PORT (default: a free port).
 # Needs `make package` first (make test runs this after its install stage, so the build is warm).
 set -euo pipefail
 source "$(dirname "$0")/../../scripts/lib.sh"
 cd "$ROOT"
 
-TARBALL="${CHUMBO_PKG_TARBALL:-$(ls -t target/release/chumbo-*-pg15-*.tar.gz 2>/dev/null | head -n 1)}"
+TARBALL="${CHUMBO_PKG_TARBALL:-$(ls -t target/release/chumbo-*-pg$PG_MAJOR-*.tar.gz 2>/dev/null | head -n 1)}"
 [[ -n "$TARBALL" && -s "$TARBALL" ]] || die "package: no tarball (run make package first)"
 PKG_ROOT="${CHUMBO_PKG_ROOT:-$BASE/pkgroot}"
 pick_port CHUMBO_PKG_PG_PORT
@@ -27,13 +27,13 @@ if [[ "$PKG_ROOT" == / ]]; then
 else
   log "install $TARBALL into a private PostgreSQL 15 at $PKG_ROOT (the system install is not touched)"
   rm -rf "$PKG_ROOT" && mkdir -p "$PKG_ROOT/usr/lib/postgresql" "$PKG_ROOT/usr/share/postgresql"
-  cp -a /usr/lib/postgresql/15 "$PKG_ROOT/usr/lib/postgresql/"
-  cp -a /usr/share/postgresql/15 "$PKG_ROOT/usr/share/postgresql/"
-  rm -f "$PKG_ROOT"/usr/lib/postgresql/15/lib/chumbo.so "$PKG_ROOT"/usr/share/postgresql/15/extension/chumbo[.-]*
+  cp -a /usr/lib/postgresql/$PG_MAJOR "$PKG_ROOT/usr/lib/postgresql/"
+  cp -a /usr/share/postgresql/$PG_MAJOR "$PKG_ROOT/usr/share/postgresql/"
+  rm -f "$PKG_ROOT"/usr/lib/postgresql/$PG_MAJOR/lib/chumbo.so "$PKG_ROOT"/usr/share/postgresql/$PG_MAJOR/extension/chumbo[.-]*
   tar -xzf "$TARBALL" -C "$PKG_ROOT"
 fi
-BIN="$PKG_ROOT/usr/lib/postgresql/15/bin"
-[[ "$("$BIN/pg_config" --sharedir)" == "${PKG_ROOT%/}/usr/share/postgresql/15" ]] \
+BIN="$PKG_ROOT/usr/lib/postgresql/$PG_MAJOR/bin"
+[[ "$("$BIN/pg_config" --sharedir)" == "${PKG_ROOT%/}/usr/share/postgresql/$PG_MAJOR" ]] \
   || die "package: $BIN/pg_config does not resolve its share dir under $PKG_ROOT"
 log "installed $(tar -tzf "$TARBALL" | grep -c '[^/]$') files: $(tar -tzf "$TARBALL" | grep -o 'chumbo[^/]*$' | tr '\n' ' ')"
 
@@ -51,7 +51,7 @@ as_pg "$BIN/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w -t 60 \
   -o "-c listen_addresses=127.0.0.1 -c port=$PORT -c unix_socket_directories=$DIR" start >/dev/null \
   || { tail -n 30 "$DIR/server.log" >&2; die "package: the cluster did not start"; }
 export PGHOST=127.0.0.1 PGPORT="$PORT" PGUSER=postgres
-[[ "$(psql -X -At -d postgres -c "select setting from pg_config where name = 'SHAREDIR'")" == "${PKG_ROOT%/}/usr/share/postgresql/15" ]] \
+[[ "$(psql -X -At -d postgres -c "select setting from pg_config where name = 'SHAREDIR'")" == "${PKG_ROOT%/}/usr/share/postgresql/$PG_MAJOR" ]] \
   || die "package: the server does not read the packaged share dir"
 log "available: $(psql -X -At -d postgres -c "select string_agg(version, ', ' order by version) from pg_available_extension_versions where name = 'chumbo'")"
 

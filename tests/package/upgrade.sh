@@ -12,9 +12,10 @@
 # Env: PGPORT (required), PG_BIN (pg_dump's directory; default the system PostgreSQL 15),
 #      UPGRADE_SKIP_REGRESS=1 to skip the regression run.
 set -euo pipefail
+PKG_PG_BIN="${PG_BIN:-}"                  # lib.sh sets PG_BIN; an explicit one wins
 source "$(dirname "$0")/../../scripts/lib.sh"
 : "${PGPORT:?PGPORT: the port of a running server with chumbo 0.1.0 and 0.2.0 installed}"
-PG_BIN="${PG_BIN:-/usr/lib/postgresql/15/bin}"
+PG_BIN="${PKG_PG_BIN:-$PG_BIN}"
 FROM=0.1.0 TO=0.2.0
 WORK="$(mktemp -d)"; trap 'rm -rf "$WORK"' EXIT
 q() { local db="$1"; shift; psql_at "$PGPORT" "$db" "$@"; }

@@ -9,7 +9,7 @@
 set -euo pipefail
 source "$(dirname "$0")/../../scripts/lib.sh"
 
-PG_REGRESS=/usr/lib/postgresql/15/lib/pgxs/src/test/regress/pg_regress
+PG_REGRESS="$PG_PKGLIBDIR/pgxs/src/test/regress/pg_regress"
 DIR="$ROOT/tests/regress"
 PORT="$TEST_PORT"
 DB=chumbo_regress

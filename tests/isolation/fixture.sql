@@ -1,0 +1,28 @@
+-- The isolation database's shared fixture (after supabase/compat/roles.sql and create extension
+-- chumbo): request roles may resolve mcp, and helpers every spec may use. Each spec's setup
+-- creates only the capabilities and rows it needs, and its teardown removes them.
+grant usage on schema mcp to anon, authenticated;
+
+create schema iso;
+create function iso.alice() returns jsonb language sql immutable
+  as $$ select '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}'::jsonb $$;
+create function iso.bob() returns jsonb language sql immutable
+  as $$ select '{"sub":"bbbbbbbb-0000-4000-8000-000000000002","role":"authenticated"}'::jsonb $$;
+
+-- One JSON-RPC message through chumbo.handle for already-verified claims.
+create function iso.rpc(claims jsonb, method text, params jsonb default '{}') returns jsonb language sql
+  as $$ select chumbo.handle(jsonb_build_object('jsonrpc', '2.0', 'id', 1, 'method', method, 'params', params), claims) $$;
+
+-- A tools/call as the caller sees it, in one line: "ok: <text>", "error: <tool error>" (trace id
+-- cut off, it varies) or "rpc error <code>: <message>".
+create function iso.call(claims jsonb, tool text, args jsonb default '{}') returns text language sql
+  as $$ select case when r ? 'error' then format('rpc error %s: %s', r #>> '{error,code}', r #>> '{error,message}')
+                    when (r #>> '{result,isError}')::boolean
+                      then 'error: ' || regexp_replace(r #>> '{result,content,0,text}', ' \(trace id [0-9a-f]+\)$', '')
+                    else 'ok: ' || (r #>> '{result,content,0,text}') end
+          from (select iso.rpc(claims, 'tools/call', jsonb_build_object('name', tool, 'arguments', args))) x(r) $$;
+
+-- The names tools/list shows the caller, sorted, or "(none)".
+create function iso.tools(claims jsonb) returns text language sql
+  as $$ select coalesce(string_agg(t ->> 'name', ' ' order by t ->> 'name'), '(none)')
+          from jsonb_array_elements(iso.rpc(claims, 'tools/list') #> '{result,tools}') t $$;

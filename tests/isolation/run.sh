@@ -18,7 +18,7 @@ ISOLATION_REGRESS="$PG_PKGLIBDIR/pgxs/src/test/isolation/pg_isolation_regress"
 DIR="$ROOT/tests/isolation"
 HOST="${PGHOST:-127.0.0.1}" PORT="${PGPORT:-$TEST_PORT}" USER_="${PGUSER:-postgres}"
 DB=chumbo_isolation
-[[ -x "$ISOLATION_REGRESS" ]] || die "pg_isolation_regress not found at $ISOLATION_REGRESS (Debian: postgresql-server-dev-$PG_MAJOR)"
+[[ -x "$ISOLATION_REGRESS" ]] || die "pg_isolation_regress not found at $ISOLATION_REGRESS (Debian: postgresql-client-$PG_MAJOR)"
 
 accept=0; tests=()
 for a in "$@"; do

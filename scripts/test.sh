@@ -7,7 +7,7 @@
 #   3. a fresh test cluster on 127.0.0.1:$CHUMBO_TEST_PG_PORT, stopped at the end
 #      Every port (test cluster, edges, pgbouncer, test servers) is picked free at run time, below
 #      the kernel's ephemeral range, and printed; a port set in the environment is used as is.
-#   4. tests/regress/run.sh   SQL regression (pg_regress)
+#   4. tests/regress/run.sh   SQL regression (pg_regress); concurrency*.sh; tests/isolation/run.sh (pg_isolation_regress)
 #   5. tests/readme/quickstart.sh, tests/e2e/run.sh, tests/conformance/run.sh   when present; they get PGHOST/PGPORT/PGUSER
 #      and TEST_DATABASE_URL (superuser, database postgres) for the test cluster, and can
 #      (re)create and load their own database with scripts/load-db.sh "$PGPORT" NAME [profile] --edge
@@ -59,7 +59,7 @@ stage unit cargo pgrx test "pg$PG_MAJOR" --runas postgres --pgdata "$PGRX_PGDATA
 # 2. Without a working release install nothing below can run.
 stage install "$ROOT/scripts/install.sh"
 if [[ " ${failed[*]-} " == *" install "* ]]; then
-  skipped+=(package regress readme e2e conformance); summary; exit 1
+  skipped+=(package regress isolation readme e2e conformance); summary; exit 1
 fi
 # The package built from the warm release build, installed into a private copy of PostgreSQL 15
 # from the artifact alone: the quickstart, and the 0.1.0 -> current upgrade compared with a fresh
@@ -68,7 +68,7 @@ stage package bash -c "scripts/package.sh && tests/package/run.sh"
 
 # 3.
 if ! CHUMBO_CLUSTER=test "$ROOT/scripts/cluster.sh" fresh; then
-  failed+=(test-cluster); skipped+=(regress readme e2e conformance); summary; exit 1
+  failed+=(test-cluster); skipped+=(regress isolation readme e2e conformance); summary; exit 1
 fi
 export PGHOST=127.0.0.1 PGPORT="$TEST_PORT" PGUSER=postgres CHUMBO_TEST_PG_PORT="$TEST_PORT"
 export TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$TEST_PORT/postgres"
@@ -80,6 +80,8 @@ stage regress "$ROOT/tests/regress/run.sh"
 for script in tests/regress/concurrency*.sh; do
   [[ -f "$script" ]] && stage "$(basename "$script" .sh)" env PGDATABASE=chumbo_regress bash "$script"
 done
+# Isolation specs (pg_isolation_regress): deterministic interleavings of concurrent sessions.
+stage isolation "$ROOT/tests/isolation/run.sh"
 for suite in readme/quickstart.sh e2e/run.sh conformance/run.sh conformance-2026/run.sh oauth/run.sh consent/run.sh; do
   name="${suite%%/*}"
   if [[ -f "tests/$suite" ]]; then stage "$name" bash "tests/$suite"

@@ -12,6 +12,7 @@
 \set ed1_x `openssl pkey -in :'dir'/ed1.pem -pubout -outform DER | tail -c 32 | base64 -w0`
 select length(:'rsa1_n') as rsa_modulus_hex_digits, length(decode(:'ed1_x', 'base64')) as ed25519_key_bytes;
 begin;
+select regress.fixture_tools('list_projects') as fixture;
 create function pg_temp.b64url(b bytea) returns text language sql
   as $$ select translate(rtrim(replace(encode(b, 'base64'), E'\n', ''), '='), '+/', '-_') $$;
 create function pg_temp.b64_to_b64url(t text) returns text language sql

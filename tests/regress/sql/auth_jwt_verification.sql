@@ -2,6 +2,7 @@
 -- with a configured secret, never "none"), iss, aud (default: the resource the edge passes),
 -- exp, nbf. Tokens here are HS256, signed in SQL with pgcrypto; the edge tests cover ES256.
 begin;
+select regress.fixture_tools('list_projects') as fixture;
 create function pg_temp.call(token text) returns jsonb language sql as $$
   select chumbo.http(jsonb_build_object('method', 'POST', 'path', '/mcp',
     'headers', jsonb_build_object('authorization', 'Bearer ' || token, 'mcp-protocol-version', '2025-11-25'),

@@ -3,6 +3,7 @@
 -- prefix: API key; any other bearer value: JWT), and a failed one never falls through to the
 -- other verifier.
 begin;
+select regress.fixture_tools('list_projects') as fixture;
 select chumbo.configure('{"auth_mode": ["oauth", "api-key"], "jwt_issuers": ["https://issuer.test"], "jwt_audience": ["https://mcp.test"], "jwt_hs256_secret": "regress-secret"}') -> 'auth_mode' as modes;
 select chumbo.create_api_key('authenticated') as key \gset
 select regress.hs256(jsonb_build_object('iss', 'https://issuer.test', 'aud', 'https://mcp.test', 'sub', 'aaaaaaaa-0000-4000-8000-000000000001',

@@ -3,6 +3,7 @@
 -- audiences only; with no configured issuer no token is accepted. Each refusal is a 401
 -- invalid_token challenge. HS256 tokens signed in SQL (pgcrypto).
 begin;
+select regress.fixture_tools('list_projects') as fixture;
 create function pg_temp.claims(extra jsonb default '{}') returns jsonb language sql as $$
   select jsonb_build_object('sub', 'aaaaaaaa-0000-4000-8000-000000000001', 'role', 'authenticated',
     'iss', 'https://issuer.test', 'aud', 'https://mcp.test', 'exp', extract(epoch from now())::int + 300) || extra $$;

@@ -7,6 +7,7 @@
 -- session_id, iss, iat, exp; no user_id, see shared/docs/supabase-oauth-notes.md), HS256-signed in
 -- SQL here (Supabase signs with ES256 from its JWKS: tests/oauth/supabase.test.mjs).
 begin;
+select regress.fixture_tools('list_projects') as fixture;
 select chumbo.configure('{"supabase_url": "https://abcdefghijklmnop.supabase.co/"}')
   - '{allowed_roles,max_rows,page_size,max_body_bytes,max_result_bytes,audit,state_namespaces,call_timeout_ms,max_in_flight,max_listen_streams}'::text[] as effective;
 -- a key given in the same call wins; a bad URL is refused

@@ -8,6 +8,7 @@
 -- "r" silently means the ARGUMENT: pr_names answers {"rows": [2, 2]} instead of two names.
 -- The expected output below is the right behaviour, which chumbo now has: the tools answer with their results.
 begin;
+select regress.fixture_projects() as fixture;
 \set alice '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}'
 create function mcp.pr_area(r numeric) returns numeric language sql stable as $$ select round(3.14159 * r * r, 2) $$;
 create function mcp.pr_points(r int) returns setof int language sql stable as $$ select generate_series(1, r) $$;

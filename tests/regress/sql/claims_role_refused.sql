@@ -2,6 +2,7 @@
 -- authenticated) and never a superuser or BYPASSRLS role, whatever the allow-list says.
 -- A refused role gets a JSON-RPC error, never data.
 begin;
+select regress.fixture_tools('list_projects') as fixture;
 create function pg_temp.call(claims jsonb) returns jsonb language sql
   as $$ select chumbo.handle('{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"list_projects","arguments":{}}}', claims) $$;
 create function pg_temp.summary(r jsonb) returns jsonb language sql

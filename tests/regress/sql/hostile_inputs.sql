@@ -3,6 +3,7 @@
 -- through chumbo.handle (jsonb) and chumbo.http (raw body text, so malformed JSON and escapes
 -- that jsonb refuses reach the parser). The file ends with `select 1`: the backend is alive.
 begin;
+select regress.fixture_tools('list_projects', 'search_documents', 'rename_project', 'project', 'summarize_project') as fixture;
 \set alice '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}'
 create function pg_temp.outcome(r jsonb) returns text language sql
   as $$ select case

@@ -2,6 +2,7 @@
 -- is answered with an array of responses (none for notifications); with any other revision an
 -- array is an invalid request.
 begin;
+select regress.fixture_tools('status_report') as fixture;
 select chumbo.configure('{"auth_mode":"public"}') is not null as configured;
 grant execute on function mcp.status_report(text) to anon;
 create function pg_temp.http(version text, body text) returns jsonb language sql

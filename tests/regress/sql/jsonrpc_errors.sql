@@ -1,6 +1,7 @@
 -- Every JSON-RPC error code the server emits, each with the request's id echoed (null when the
 -- id cannot be known) and nothing else but the error.
 begin;
+select regress.fixture_tools('list_projects', 'rename_project', 'summarize_project') as fixture;
 \set alice '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}'
 create function pg_temp.err(r jsonb) returns jsonb language sql
   as $$ select jsonb_build_object('id', r -> 'id', 'code', r -> 'error' -> 'code', 'jsonrpc', r -> 'jsonrpc',

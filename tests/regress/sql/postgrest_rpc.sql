@@ -3,6 +3,7 @@
 -- transaction-local settings, then the call; status and headers come back through
 -- response.status / response.headers. RLS isolation holds on this path too.
 begin;
+select regress.fixture_tools('list_projects', 'my_organizations') as fixture;
 \set alice '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}'
 \set bob '{"sub":"bbbbbbbb-0000-4000-8000-000000000002","role":"authenticated"}'
 savepoint s;

@@ -1,6 +1,7 @@
 -- Visibility follows EXECUTE: revoking it hides a tool from tools/list and makes tools/call
 -- answer -32602 (unknown tool), on the very next request; granting it back restores it.
 begin;
+select regress.fixture_tools('list_projects', 'search_documents', 'project', 'summarize_project', 'status_report') as fixture;
 \set alice '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}'
 create function pg_temp.rpc(claims jsonb, method text, params jsonb default '{}')
   returns jsonb language sql

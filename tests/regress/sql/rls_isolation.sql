@@ -2,6 +2,7 @@
 -- template, prompt and completion of the example app; Carol (no membership) sees nothing, anon
 -- sees no capability at all. Calls go through chumbo.handle(body, claims) as the trusted caller.
 begin;
+select regress.fixture_tools('list_projects', 'search_documents', 'rename_project', 'create_document', 'project', 'my_organizations', 'summarize_project', 'status_report') as fixture;
 \set alice '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}'
 \set bob '{"sub":"bbbbbbbb-0000-4000-8000-000000000002","role":"authenticated"}'
 \set carol '{"sub":"cccccccc-0000-4000-8000-000000000003","role":"authenticated"}'

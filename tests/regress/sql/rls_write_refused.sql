@@ -2,6 +2,7 @@
 -- answers with an isError result (a normal tools/call result the model can read), not a
 -- JSON-RPC error, and nothing changes. Alice's own writes succeed.
 begin;
+select regress.fixture_tools('rename_project', 'create_document', 'search_documents') as fixture;
 \set alice '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}'
 \set bob '{"sub":"bbbbbbbb-0000-4000-8000-000000000002","role":"authenticated"}'
 create function pg_temp.tool(claims jsonb, name text, args jsonb default '{}')

@@ -2,6 +2,7 @@
 -- Audit events: one row per request outcome with the principal's digest, never the raw subject,
 -- arguments, results or tokens unless a capability opts in.
 begin;
+select regress.fixture_tools('list_projects', 'search_documents', 'rename_project') as fixture;
 \set alice '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}'
 -- surface as a role with claims, the way a capability or PostgREST sees it
 set local role authenticated;
@@ -18,6 +19,7 @@ select chumbo.surface() ->> 'digest' <> :'before' as changed;
 reset role;
 rollback;
 begin;
+select regress.fixture_tools('list_projects', 'search_documents', 'rename_project') as fixture;
 set local role anon;
 select jsonb_path_query_array(chumbo.surface(), '$.tools[*].name') as anon_tools;
 reset role;
@@ -57,6 +59,7 @@ rollback;
 -- begin ... rollback, synchronous_commit is exactly what it was before the call, whether the call
 -- only read or also wrote, and whatever the caller had set
 begin;
+select regress.fixture_tools('list_projects', 'search_documents', 'rename_project') as fixture;
 select current_setting('synchronous_commit') as sc_before \gset
 select chumbo.handle('{"jsonrpc":"2.0","id":7,"method":"tools/list"}', :'alice') is not null as listed;
 select current_setting('synchronous_commit') = :'sc_before' as unchanged_after_read_only_call;
@@ -64,6 +67,7 @@ select chumbo.handle('{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"n
 select current_setting('synchronous_commit') = :'sc_before' as unchanged_after_write;
 rollback;
 begin;
+select regress.fixture_tools('list_projects', 'search_documents', 'rename_project') as fixture;
 set local synchronous_commit = remote_write;
 select chumbo.handle('{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"list_projects","arguments":{}}}', :'alice') #> '{result,isError}' as is_error;
 select current_setting('synchronous_commit') as after_read_only_call;
@@ -71,6 +75,7 @@ select chumbo.handle('{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"
 select current_setting('synchronous_commit') as after_write;
 rollback;
 begin;
+select regress.fixture_tools('list_projects', 'search_documents', 'rename_project') as fixture;
 set local synchronous_commit = off;
 select chumbo.handle('{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"rename_project","arguments":{"project_id":"a1000000-0000-4000-8000-000000000001","name":"Renamed"}}}', :'alice') #> '{result,isError}' as is_error;
 select current_setting('synchronous_commit') as after_write_with_caller_off;

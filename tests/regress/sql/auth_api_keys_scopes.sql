@@ -2,6 +2,7 @@
 -- Scopes in @mcp metadata hide a capability without them and make chumbo.http answer 403
 -- insufficient_scope with the scopes needed.
 begin;
+select regress.fixture_projects() as fixture;
 create function pg_temp.http(headers jsonb, body text) returns jsonb language sql
   as $$ select chumbo.http(jsonb_build_object('method', 'POST', 'path', '/mcp', 'headers', headers || '{"mcp-protocol-version":"2025-11-25"}', 'body', body,
                                              'resource_metadata', 'http://localhost/.well-known/oauth-protected-resource/mcp')) $$;

@@ -6,6 +6,7 @@
 -- model is told the call failed and may well retry it, writing twice. The expected output below
 -- is the right behaviour, which chumbo now has: an isError result leaves nothing behind, whoever decided it.
 begin;
+select regress.fixture_projects() as fixture;
 create function pg_temp.call(tool text, label text) returns jsonb language sql as $$
   select chumbo.handle(jsonb_build_object('jsonrpc', '2.0', 'id', 1, 'method', 'tools/call',
     'params', jsonb_build_object('name', tool, 'arguments', jsonb_build_object('label', label))),

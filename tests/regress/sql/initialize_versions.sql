@@ -1,6 +1,7 @@
 -- Legacy lifecycle: initialize echoes each supported revision, answers an unknown one with the
 -- newest it supports, advertises exactly the capabilities it has; ping; initialized.
 begin;
+select regress.fixture_tools('list_projects', 'summarize_project') as fixture;
 create function pg_temp.init(version jsonb) returns jsonb language sql
   as $$ select chumbo.handle(jsonb_build_object('jsonrpc', '2.0', 'id', 1, 'method', 'initialize',
          'params', jsonb_build_object('protocolVersion', version, 'capabilities', '{}'::jsonb,

@@ -37,7 +37,11 @@ select jsonb_typeof(chumbo.metadata_schema()) as anon_gets, chumbo.metadata_sche
        chumbo.metadata_schema() -> 'additionalProperties' as additional_properties;
 reset role;
 select array(select jsonb_object_keys(chumbo.metadata_schema() -> 'properties') order by 1) as documented_keys;
--- the example app's metadata: every @mcp object in a comment on a function in mcp
+-- the example app's metadata: every @mcp object in a comment on a function in mcp (the
+-- projects fixture's capabilities, a copy of the example app's: see tests/regress/helpers.sql)
+select regress.fixture_tools('list_projects', 'search_documents', 'rename_project', 'create_document',
+  'project', 'my_organizations', 'summarize_project', 'status_report', 'preference', 'export_project',
+  'open_workspace') as fixture;
 create temp table app_meta as
   select p.oid::regprocedure::text as fn,
          substr(obj_description(p.oid, 'pg_proc'), strpos(obj_description(p.oid, 'pg_proc'), '@mcp') + 4)::jsonb as meta

@@ -3,6 +3,7 @@
 -- jwks_courier => true); no chumbo.handle, no table, no membership in anon/authenticated (an
 -- older grant is taken back). The full privilege list is compared, so any new grant shows here.
 begin;
+select regress.fixture_projects() as fixture;
 create role regress_edge_320 login;
 -- what an earlier chumbo version handed out, to see grant_edge take it back
 grant authenticated, anon to regress_edge_320;

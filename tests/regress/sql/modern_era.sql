@@ -3,6 +3,7 @@
 -- result, cache hints on discover/list/read, header cross-checks (-32020, HTTP 400), base64
 -- sentinel values, Mcp-Param-* headers for x-mcp-header arguments, log level opt-in.
 begin;
+select regress.fixture_tools('list_projects', 'project', 'my_organizations', 'summarize_project') as fixture;
 select chumbo.configure('{"auth_mode":"public"}') ->> 'auth_mode' as mode;
 \set alice '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}'
 create function pg_temp.meta(extra jsonb default '{}') returns jsonb language sql as $$

@@ -4,6 +4,7 @@
 -- cross-argument state is rejected; undeclared client capabilities are -32021; the legacy era
 -- gets a clear tool error.
 begin;
+select regress.fixture_projects() as fixture;
 \set alice '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}'
 \set bob '{"sub":"bbbbbbbb-0000-4000-8000-000000000002","role":"authenticated"}'
 create function mcp.two_questions(topic text default 'x') returns text language plpgsql as $$

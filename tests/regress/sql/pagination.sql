@@ -7,6 +7,9 @@ begin;
 -- enough of each kind for several pages
 create function mcp.pg_tool_a() returns int language sql stable as $$ select 1 $$;
 create function mcp.pg_tool_b() returns int language sql stable as $$ select 2 $$;
+create function mcp.pg_tool_c() returns int language sql stable as $$ select 3 $$;
+create function mcp.pg_tool_d() returns int language sql stable as $$ select 4 $$;
+create function mcp.pg_tool_e() returns int language sql stable as $$ select 5 $$;
 create function mcp.pg_res_a() returns text language sql stable as $$ select 'a' $$;
 comment on function mcp.pg_res_a() is '@mcp {"resource": "app://pg/a"}';
 create function mcp.pg_res_b() returns text language sql stable as $$ select 'b' $$;
@@ -17,8 +20,14 @@ create function mcp.pg_tpl_a(id text) returns text language sql stable as $$ sel
 comment on function mcp.pg_tpl_a(text) is '@mcp {"resource": "app://pg/a/{id}"}';
 create function mcp.pg_tpl_b(id text) returns text language sql stable as $$ select id $$;
 comment on function mcp.pg_tpl_b(text) is '@mcp {"resource": "app://pg/b/{id}"}';
+create function mcp.pg_tpl_c(id text) returns text language sql stable as $$ select id $$;
+comment on function mcp.pg_tpl_c(text) is '@mcp {"resource": "app://pg/c/{id}"}';
 create function mcp.pg_prompt_a() returns text language sql stable as $$ select 'a' $$;
 comment on function mcp.pg_prompt_a() is '@mcp {"prompt": true}';
+create function mcp.pg_prompt_b() returns text language sql stable as $$ select 'b' $$;
+comment on function mcp.pg_prompt_b() is '@mcp {"prompt": true}';
+create function mcp.pg_prompt_c() returns text language sql stable as $$ select 'c' $$;
+comment on function mcp.pg_prompt_c() is '@mcp {"prompt": true}';
 grant execute on all functions in schema mcp to authenticated;
 
 create function pg_temp.rpc(method text, params jsonb, modern boolean) returns jsonb language sql as $$

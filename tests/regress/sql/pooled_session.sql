@@ -3,6 +3,7 @@
 -- session advisory locks and sequence state (lastval/currval) are dropped; settings are restored.
 -- Alice's calls then Bob's, on this one connection, as the edge's session would see them.
 begin;
+select regress.fixture_projects() as fixture;
 \set alice '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}'
 \set bob '{"sub":"bbbbbbbb-0000-4000-8000-000000000002","role":"authenticated"}'
 create function mcp.run_sql(action text) returns jsonb language plpgsql volatile as $$

@@ -5,6 +5,7 @@
 -- Counters hold digests, never the subject. chumbo._rate_hit as the owner: exactly N per window.
 -- Time is pinned (chumbo.now()), so the windows are the test's, not the wall clock's.
 begin;
+select regress.fixture_tools('list_projects') as fixture;
 \set alice '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}'
 \set alice_app2 '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated","client_id":"second-app"}'
 \set alice_other_iss '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","iss":"https://other.example.com","role":"authenticated"}'

@@ -1,6 +1,7 @@
 -- DDL and COMMENT changes show on the next request, in the same session, without reconnecting:
 -- new function, changed comment and metadata, changed signature, rename, drop.
 begin;
+select regress.fixture_tools('list_projects', 'search_documents', 'status_report', 'summarize_project') as fixture;
 \set alice '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}'
 create function pg_temp.rpc(claims jsonb, method text, params jsonb default '{}')
   returns jsonb language sql

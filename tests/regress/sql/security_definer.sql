@@ -2,6 +2,7 @@
 -- bypassing RLS): it is not exposed unless its metadata says "privileged": true, and
 -- chumbo.doctor() says why.
 begin;
+select regress.fixture_tools('list_projects', 'my_organizations', 'summarize_project', 'status_report') as fixture;
 \set alice '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}'
 create function pg_temp.rpc(claims jsonb, method text, params jsonb default '{}')
   returns jsonb language sql

@@ -4,6 +4,7 @@
 -- (scripts/cluster.sh starts it with `pg_ctl -l <dir>/server.log`, next to the data directory);
 -- only the part written during this test is read.
 begin;
+select regress.fixture_projects() as fixture;
 create function pg_temp.log_path() returns text language sql
   as $$ select current_setting('data_directory') || '/../server.log' $$;
 -- the lines of the log written since byte `since` that mention `needle`

@@ -4,6 +4,7 @@
 -- transaction goes on. A call of the same tool that does not raise keeps its writes (so the
 -- checks below can see writes at all), and a later failing call undoes only its own writes.
 begin;
+select regress.fixture_projects() as fixture;
 select chumbo.configure('{"state_namespaces":["wr"]}') -> 'state_namespaces' as namespaces;
 create function mcp.wr_then_fail(label text, fail boolean default true) returns jsonb language plpgsql as $$
 begin

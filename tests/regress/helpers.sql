@@ -590,3 +590,24 @@ comment on function mcp.open_workspace(uuid) is
   return names;
 end
 $fixture$;
+
+-- Undo regress.fixture_projects()/fixture_tools() for the few tests that must commit their
+-- fixture (other backends, e.g. a dblink connection, only see committed state): drops the
+-- capabilities, tables and schema private the fixture made. Settings the fixture_tools of
+-- preference/open_workspace changed are not restored: those tests must not commit them.
+create or replace function regress.drop_fixture_projects() returns text language plpgsql
+  set client_min_messages = warning as $fixture$
+declare
+  f regprocedure;
+begin
+  for f in select p.oid::regprocedure from pg_proc p join pg_namespace n on n.oid = p.pronamespace
+            where n.nspname = 'mcp' and p.proname in ('list_projects', 'search_documents', 'rename_project',
+              'create_document', 'project', 'my_organizations', 'summarize_project', 'status_report',
+              'preference', 'export_project', 'open_workspace') loop
+    execute format('drop function %s', f);
+  end loop;
+  drop table if exists public.documents, public.projects, public.memberships, public.organizations;
+  drop schema if exists private cascade;
+  return 'dropped';
+end
+$fixture$;

@@ -5,6 +5,8 @@
 -- caches it under the new version; after the COMMIT nothing bumps the version again, so that
 -- backend keeps serving the old capability list until some unrelated change. The expected
 -- output below is the right behaviour, which chumbo now has (the committed change is seen by the next request).
+-- No begin ... rollback: backend A (a dblink connection) commits for real; what it creates is
+-- dropped at the end.
 select dblink_connect('a', format('host=127.0.0.1 port=%s dbname=%s user=postgres',
                                   current_setting('port'), current_database())) as connected;
 create function pg_temp.rpc(method text, params jsonb default '{}') returns jsonb language sql

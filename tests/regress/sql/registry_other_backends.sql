@@ -1,8 +1,10 @@
 -- Claim (README, "Declaring capabilities"): DDL, COMMENT and GRANT changes show on the next
 -- request, in EVERY backend: event triggers bump a schema version that every backend's cache
--- checks. 040 proves it inside one backend; here backend A (a dblink connection) changes
--- things and commits while this session (backend B) keeps its warm cache, and B's next request
--- must show each change. (A commits for real, so everything it creates is dropped at the end.)
+-- checks. registry_ddl_changes proves it inside one backend; here backend A (a dblink
+-- connection) changes things and commits while this session (backend B) keeps its warm cache,
+-- and B's next request must show each change. A commits for real and must see the fixture, so
+-- the fixture is committed too (no begin ... rollback) and everything is dropped at the end.
+select regress.fixture_tools('list_projects') as fixture;
 select dblink_connect('a', format('host=127.0.0.1 port=%s dbname=%s user=postgres',
                                   current_setting('port'), current_database())) as connected;
 select pg_backend_pid() <> (select pid from dblink('a', 'select pg_backend_pid()') as t(pid int)) as two_backends;
@@ -61,3 +63,4 @@ select dblink_exec('a', 'alter table public.projects drop column xb_flag');
 select jsonb_path_query_array(pg_temp.rpc('tools/call', '{"name":"list_projects"}'), '$.result.structuredContent.rows[*].xb_flag') as column_dropped;
 
 select dblink_disconnect('a');
+select regress.drop_fixture_projects() as fixture;

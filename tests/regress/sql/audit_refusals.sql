@@ -2,7 +2,7 @@
 -- outcome"): requests chumbo.http refuses before any method runs (401 no or bad credentials,
 -- 413 body too large, 415 not JSON, 429 rate limited) each leave one audit row whose outcome
 -- names the HTTP status, with a trace id and nothing of the credential or the body.
--- (Refusals with 400 and 403: 276.)
+-- (Refusals with 400 and 403: bug_audit_400_403.)
 begin;
 set local chumbo.pinned_now = '2026-01-01 00:00:30+00';
 create function pg_temp.http(headers jsonb, body text, client text default null) returns jsonb language sql as $$

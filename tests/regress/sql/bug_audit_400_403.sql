@@ -1,5 +1,5 @@
 -- Fixed bug (claim, README "Rate limits, audit, surface": "chumbo.audit_events gets one row per
--- request outcome"): chumbo.http audits its refusals with 401, 413, 415 and 429 (275), but not
+-- request outcome"): chumbo.http audits its refusals with 401, 413, 415 and 429 (audit_refusals), but not
 -- a request refused with 400 (a body that is not JSON, an unsupported MCP-Protocol-Version) or
 -- 403 (a credential whose role may not run capabilities, e.g. an API key for service_role,
 -- which bypasses RLS: exactly the refusal an operator wants to see). The expected output below

@@ -1,5 +1,5 @@
 -- Fixed bug (claim, DESIGN §4 / README "Security model": capabilities run inside a subtransaction "so
--- that a failing tool becomes an isError result"; 280 shows that a tool that raises leaves
+-- that a failing tool becomes an isError result"; write_then_raise shows that a tool that raises leaves
 -- nothing behind): when chumbo itself turns a tool's answer into an isError result AFTER the
 -- tool ran (the result does not match the declared outputSchema, or it is over
 -- max_result_bytes), the tool's writes are kept: the subtransaction was already released. The

@@ -88,7 +88,7 @@ select r -> 'result' -> 'isError' as is_error, split_part(r #>> '{result,content
                      '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}') r;
 select value::text = :'settings_before' as settings_unchanged from chumbo.settings;
 -- 5. the edge role: chumbo.http yes (it verifies the token itself), chumbo.handle (claims taken
--- on trust) and tables no (see 320_least_privilege_edge for the full list)
+-- on trust) and tables no (see least_privilege_edge for the full list)
 create role regress_edge login;
 select chumbo.grant_edge('regress_edge');
 set local role regress_edge;

@@ -30,7 +30,7 @@ create temp table good as select '{"t": "text", "s": 1, "i": 2, "b": 90071992547
   "u": "a1000000-0000-4000-8000-000000000001", "day": "2026-01-31", "at": "12:34:56Z", "ts": "2026-01-31T12:34:56Z",
   "tstz": "2026-01-31T12:34:56Z", "j": [1], "jb": {"k": [1, "two"]}, "tags": ["a", "b"], "grid": [1, 2],
   "colour": "green", "pct": 42, "raw": "3q2+7w=="}'::jsonb as args;
--- a valid call arrives typed (bigint beyond 2^53 exactly, default applied; bytea decoding: 237)
+-- a valid call arrives typed (bigint beyond 2^53 exactly, default applied; bytea decoding: bug_bytea_param_not_decoded)
 select pg_temp.call((table good)) -> 'structuredContent' as typed;
 -- each bad value is refused before the function runs
 select label, (r ->> 'isError')::boolean as is_error, r #>> '{content,0,text}' ~ '^Invalid arguments' as invalid_arguments

@@ -5,10 +5,11 @@
 # hold slow calls (PostgREST's contract: SET LOCAL ROLE + request.jwt.claims, then chumbo.mcp);
 # the test waits until all four are running, checks, then cancels them. No fixed sleeps.
 #
-# Needs the example app database (tests/regress/run.sh creates chumbo_regress). Connection from
-# PGHOST, PGPORT, PGDATABASE (default chumbo_regress), PGUSER (default postgres).
+# Needs the example app database (`scripts/load-db.sh PORT chumbo_concurrency app`, as
+# scripts/test.sh does). Connection from PGHOST, PGPORT, PGDATABASE (default chumbo_concurrency),
+# PGUSER (default postgres).
 set -euo pipefail
-export PGHOST="${PGHOST:-127.0.0.1}" PGPORT="${PGPORT:-5432}" PGDATABASE="${PGDATABASE:-chumbo_regress}"
+export PGHOST="${PGHOST:-127.0.0.1}" PGPORT="${PGPORT:-5432}" PGDATABASE="${PGDATABASE:-chumbo_concurrency}"
 export PGUSER="${PGUSER:-postgres}"
 WORK="$(mktemp -d)"
 q() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }

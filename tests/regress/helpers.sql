@@ -19,6 +19,15 @@ create or replace function regress.hs256(payload jsonb, secret text default 'reg
                       regress.b64url(convert_to(payload::text, 'UTF8')) as signing_input)
     select signing_input || '.' || regress.b64url(hmac(signing_input, secret, 'sha256')) from p $$;
 
+-- One JSON-RPC request through chumbo.handle (the trusted caller's entry) with the given claims
+-- (null: anon), and a tools/call of one tool.
+create or replace function regress.rpc(claims jsonb, method text, params jsonb default '{}', id int default 1)
+  returns jsonb language sql
+  as $$ select chumbo.handle(jsonb_build_object('jsonrpc', '2.0', 'id', id, 'method', method, 'params', params), claims) $$;
+create or replace function regress.tool(claims jsonb, name text, args jsonb default '{}')
+  returns jsonb language sql
+  as $$ select regress.rpc(claims, 'tools/call', jsonb_build_object('name', name, 'arguments', args)) $$;
+
 -- The projects fixture: a small multi-tenant app with Row Level Security, a frozen copy of the
 -- example app's data model and seed (supabase/migrations, supabase/seed.sql) so tests keep their
 -- names and ids but never change when the example app does. Names make a leak obvious:

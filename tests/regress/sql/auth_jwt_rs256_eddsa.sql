@@ -13,14 +13,12 @@
 select length(:'rsa1_n') as rsa_modulus_hex_digits, length(decode(:'ed1_x', 'base64')) as ed25519_key_bytes;
 begin;
 select regress.fixture_tools('list_projects') as fixture;
-create function pg_temp.b64url(b bytea) returns text language sql
-  as $$ select translate(rtrim(replace(encode(b, 'base64'), E'\n', ''), '='), '+/', '-_') $$;
 create function pg_temp.b64_to_b64url(t text) returns text language sql
   as $$ select translate(rtrim(t, '='), '+/', '-_') $$;
 -- header.payload, to be signed by openssl
 create function pg_temp.signing_input(alg text, kid text, extra jsonb default '{}') returns text language sql as $$
-  select pg_temp.b64url(convert_to(jsonb_build_object('alg', alg, 'typ', 'JWT', 'kid', kid)::text, 'UTF8')) || '.' ||
-         pg_temp.b64url(convert_to((jsonb_build_object('sub', 'aaaaaaaa-0000-4000-8000-000000000001', 'role', 'authenticated',
+  select regress.b64url(convert_to(jsonb_build_object('alg', alg, 'typ', 'JWT', 'kid', kid)::text, 'UTF8')) || '.' ||
+         regress.b64url(convert_to((jsonb_build_object('sub', 'aaaaaaaa-0000-4000-8000-000000000001', 'role', 'authenticated',
            'iss', 'https://issuer.test', 'aud', 'http://localhost:54321/functions/v1/mcp',
            'exp', extract(epoch from now())::int + 300) || extra)::text, 'UTF8')) $$;
 create function pg_temp.call(token text) returns jsonb language sql as $$
@@ -36,7 +34,7 @@ create function pg_temp.outcome(r jsonb) returns text language sql as $$
 select chumbo.configure('{"auth_mode":"bearer","jwt_issuers":["https://issuer.test"]}') ->> 'auth_mode' as mode;
 select chumbo.set_jwks(jsonb_build_object('keys', jsonb_build_array(
   jsonb_build_object('kty', 'RSA', 'kid', 'rsa-1', 'alg', 'RS256', 'use', 'sig',
-                     'n', pg_temp.b64url(decode(:'rsa1_n', 'hex')), 'e', 'AQAB'),
+                     'n', regress.b64url(decode(:'rsa1_n', 'hex')), 'e', 'AQAB'),
   jsonb_build_object('kty', 'OKP', 'crv', 'Ed25519', 'kid', 'ed-1', 'alg', 'EdDSA', 'use', 'sig',
                      'x', pg_temp.b64_to_b64url(:'ed1_x')))));
 

@@ -90,12 +90,10 @@ select r #> '{result,isError}' as is_error, r #>> '{result,content,0,text}' as t
 insert into rounds select 8, pg_temp.call(:'alice', 'two_questions', '{}');
 create function pg_temp.b64url_decode(t text) returns bytea language sql as $$
   select decode(rpad(translate(t, '-_', '+/'), (length(t) + 3) / 4 * 4, '='), 'base64') $$;
-create function pg_temp.b64url(b bytea) returns text language sql as $$
-  select translate(rtrim(encode(b, 'base64'), '='), E'+/\n', '-_') $$;
 create function pg_temp.state_payload(state text) returns jsonb language sql as $$
   select convert_from(pg_temp.b64url_decode(split_part(state, '.', 1)), 'UTF8')::jsonb $$;
 create function pg_temp.resign(state text, changes jsonb) returns text language sql as $$
-  select pg_temp.b64url(p) || '.' || pg_temp.b64url(hmac(p, (select secret from chumbo.keys where name = 'request_state'), 'sha256'))
+  select regress.b64url(p) || '.' || regress.b64url(hmac(p, (select secret from chumbo.keys where name = 'request_state'), 'sha256'))
     from (select convert_to((pg_temp.state_payload(state) || changes)::text, 'UTF8') as p) s $$;
 create function pg_temp.answer_step1(state text) returns jsonb language sql as $$
   select pg_temp.call('{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}', 'two_questions',

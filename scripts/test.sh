@@ -7,7 +7,9 @@
 #   3. a fresh test cluster on 127.0.0.1:$CHUMBO_TEST_PG_PORT, stopped at the end
 #      Every port (test cluster, edges, pgbouncer, test servers) is picked free at run time, below
 #      the kernel's ephemeral range, and printed; a port set in the environment is used as is.
-#   4. tests/regress/run.sh   SQL regression (pg_regress); concurrency*.sh; tests/isolation/run.sh (pg_isolation_regress)
+#   4. tests/regress/run.sh   SQL regression (pg_regress, bare database chumbo_regress), then
+#      tests/regress/concurrency*.sh against the example app (database chumbo_concurrency), then
+#      tests/isolation/run.sh (pg_isolation_regress, own database chumbo_isolation)
 #   5. tests/readme/quickstart.sh, tests/e2e/run.sh, tests/conformance/run.sh   when present; they get PGHOST/PGPORT/PGUSER
 #      and TEST_DATABASE_URL (superuser, database postgres) for the test cluster, and can
 #      (re)create and load their own database with scripts/load-db.sh "$PGPORT" NAME [profile] --edge
@@ -76,10 +78,15 @@ export CHUMBO_VENV="$STATE/venv"
 
 # 4. and 5.
 stage regress "$ROOT/tests/regress/run.sh"
-# Concurrency: real parallel sessions against the regression database.
-for script in tests/regress/concurrency*.sh; do
-  [[ -f "$script" ]] && stage "$(basename "$script" .sh)" env PGDATABASE=chumbo_regress bash "$script"
-done
+# Concurrency: real parallel sessions against the example app, in its own database (the
+# regression database is bare: each SQL test builds its own fixture and rolls it back).
+if "$ROOT/scripts/load-db.sh" "$TEST_PORT" chumbo_concurrency app; then
+  for script in tests/regress/concurrency*.sh; do
+    [[ -f "$script" ]] && stage "$(basename "$script" .sh)" env PGDATABASE=chumbo_concurrency bash "$script"
+  done
+else
+  failed+=(concurrency-db)
+fi
 # Isolation specs (pg_isolation_regress): deterministic interleavings of concurrent sessions.
 stage isolation "$ROOT/tests/isolation/run.sh"
 for suite in readme/quickstart.sh e2e/run.sh conformance/run.sh conformance-2026/run.sh oauth/run.sh consent/run.sh; do

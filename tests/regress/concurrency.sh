@@ -7,13 +7,14 @@
 # each; fails if any answer to one user contains the other organization's data, or if an answer
 # is missing the user's own data (so an all-errors run cannot pass).
 #
-# Needs a database with the example app loaded (compat/roles.sql, migrations, seed), e.g. the
-# one tests/regress/run.sh creates. Connection from the environment: PGHOST, PGPORT, PGDATABASE
-# (default chumbo_regress), PGUSER (default postgres; must be allowed to call chumbo.handle).
+# Needs a database with the example app loaded (compat/roles.sql, migrations, seed), e.g.
+# `scripts/load-db.sh PORT chumbo_concurrency app` (scripts/test.sh does that; the regression
+# database is bare). Connection from the environment: PGHOST, PGPORT, PGDATABASE
+# (default chumbo_concurrency), PGUSER (default postgres; must be allowed to call chumbo.handle).
 # CALLS=N sets the calls per session (default 300).
 set -euo pipefail
 
-export PGHOST="${PGHOST:-127.0.0.1}" PGPORT="${PGPORT:-5432}" PGDATABASE="${PGDATABASE:-chumbo_regress}"
+export PGHOST="${PGHOST:-127.0.0.1}" PGPORT="${PGPORT:-5432}" PGDATABASE="${PGDATABASE:-chumbo_concurrency}"
 export PGUSER="${PGUSER:-postgres}"
 CALLS="${CALLS:-400}"
 WORK="$(mktemp -d)"

@@ -14,13 +14,14 @@
 #   4. 8 sessions of Alice's registering the same provider sandbox at once all get the same id
 #      (the loser of the insert race finds the winner's row instead of failing).
 #
-# Needs a database with chumbo and the example app's roles (e.g. the one tests/regress/run.sh
-# creates). Connection from the environment: PGHOST, PGPORT, PGDATABASE (default chumbo_regress),
+# Needs a database with chumbo and Supabase's roles (compat/roles.sql), e.g. the example app's
+# from `scripts/load-db.sh PORT chumbo_concurrency app` (scripts/test.sh) or the bare one
+# tests/regress/run.sh creates. Connection from the environment: PGHOST, PGPORT, PGDATABASE (default chumbo_concurrency),
 # PGUSER (default postgres; must be the extension owner or a superuser). Everything it creates is
 # removed at the end, and the settings are restored.
 set -euo pipefail
 
-export PGHOST="${PGHOST:-127.0.0.1}" PGPORT="${PGPORT:-5432}" PGDATABASE="${PGDATABASE:-chumbo_regress}"
+export PGHOST="${PGHOST:-127.0.0.1}" PGPORT="${PGPORT:-5432}" PGDATABASE="${PGDATABASE:-chumbo_concurrency}"
 export PGUSER="${PGUSER:-postgres}"
 HERE="$(cd "$(dirname "$0")" && pwd)"
 BENCH="$HERE/pgbench"

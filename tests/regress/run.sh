@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # SQL regression suite, pg_regress style: tests/regress/sql/NAME.sql is run with psql and its
-# output compared with tests/regress/expected/NAME.out. The schedule is the sorted file list.
+# output compared with tests/regress/expected/NAME.out. The schedule is the file list in byte
+# (LC_COLLATE=C) alphabetical order; no test may depend on another having run.
 #   tests/regress/run.sh            run against the test cluster (port $CHUMBO_TEST_PG_PORT, default 54339)
 #   tests/regress/run.sh --accept   run, then copy results/*.out over expected/ (review the diff!)
 #   tests/regress/run.sh NAME...    run only these tests
-# The database chumbo_regress is recreated first with the example app (roles.sql, migrations,
-# seed), the same way `make run` loads chumbo_dev; the conformance fixtures are not loaded.
+# The database chumbo_regress is recreated first, bare: Supabase's roles and auth.* functions
+# (supabase/compat/roles.sql), the extension, and tests/regress/helpers.sql (JWT helpers and the
+# fixture builders regress.fixture_*). Nothing of the example app: each test builds its own
+# fixture inside begin ... rollback (the example app has its own end-to-end tests).
 set -euo pipefail
 source "$(dirname "$0")/../../scripts/lib.sh"
 
@@ -31,8 +34,12 @@ fi
 # Standalone use: bring up the throwaway test cluster if nothing answers on its port.
 pg_isready -q -h 127.0.0.1 -p "$PORT" -t 2 || CHUMBO_CLUSTER=test "$ROOT/scripts/cluster.sh" start
 
-"$ROOT/scripts/load-db.sh" "$PORT" "$DB" app
-psql_at "$PORT" "$DB" -f "$DIR/helpers.sql"     # regress.hs256() and friends, shared by the tests
+# From template1, with `if not exists`: tests/package/upgrade.sh puts an upgraded chumbo there.
+log "recreate database $DB (port $PORT): roles, extension, helpers"
+psql_at "$PORT" postgres -c "drop database if exists \"$DB\" with (force)" -c "create database \"$DB\""
+psql_at "$PORT" "$DB" -f "$ROOT/supabase/compat/roles.sql"
+psql_at "$PORT" "$DB" -c 'create extension if not exists chumbo'
+psql_at "$PORT" "$DB" -f "$DIR/helpers.sql"     # regress.hs256(), regress.fixture_*(), shared by the tests
 mkdir -p "$DIR/expected"
 rm -rf "$DIR/results" "$DIR"/regression.{diffs,out}
 

@@ -1,0 +1,53 @@
+-- Claim (README "Declaring capabilities", Tools): inputSchema is derived from the named
+-- parameters: text -> string, integers -> integer with their bounds, numeric/floats -> number,
+-- boolean, uuid -> string/uuid, dates and times -> string with a format, json/jsonb -> any,
+-- arrays, enums -> enum, domains -> their base type, bytea -> base64 string; parameters with
+-- defaults are optional. And the derived schema is enforced: a value out of a type's bounds or
+-- of the wrong format is a tool error before the function runs, a valid one arrives typed.
+begin;
+create type public.it_colour as enum ('red', 'green');
+create domain public.it_percent as int check (value between 0 and 100);
+create function mcp.it_types(
+  t text, s smallint, i int, b bigint, n numeric, re real, d double precision, ok boolean, u uuid,
+  day date, at time, ts timestamp, tstz timestamptz, j json, jb jsonb, tags text[], grid int[],
+  colour public.it_colour, pct public.it_percent, raw bytea,
+  opt text default 'x', opt2 int default null)
+  returns jsonb language sql stable
+  as $$ select jsonb_build_object('t', t, 's', s, 'i', i, 'b', b, 'n', n, 'ok', ok, 'u', u, 'day', day, 'at', at,
+                                  'tstz', tstz, 'jb', jb, 'tags', tags, 'colour', colour, 'pct', pct,
+                                  'raw_given', raw is not null, 'opt', opt) $$;
+grant execute on function mcp.it_types to authenticated;
+select jsonb_path_query_first(chumbo.handle('{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+         '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}'), '$.result.tools[*] ? (@.name == "it_types").inputSchema') as s \gset
+select key, value from jsonb_each(:'s'::jsonb -> 'properties') order by key;
+select :'s'::jsonb -> 'required' as required, :'s'::jsonb -> 'additionalProperties' as additional_properties;
+
+create function pg_temp.call(args jsonb) returns jsonb language sql as $$
+  select chumbo.handle(jsonb_build_object('jsonrpc', '2.0', 'id', 1, 'method', 'tools/call',
+    'params', jsonb_build_object('name', 'it_types', 'arguments', args)),
+    '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}') -> 'result' $$;
+create temp table good as select '{"t": "text", "s": 1, "i": 2, "b": 9007199254740993, "n": 1.5, "re": 2.5, "d": 3.5, "ok": true,
+  "u": "a1000000-0000-4000-8000-000000000001", "day": "2026-01-31", "at": "12:34:56Z", "ts": "2026-01-31T12:34:56Z",
+  "tstz": "2026-01-31T12:34:56Z", "j": [1], "jb": {"k": [1, "two"]}, "tags": ["a", "b"], "grid": [1, 2],
+  "colour": "green", "pct": 42, "raw": "3q2+7w=="}'::jsonb as args;
+-- a valid call arrives typed (bigint beyond 2^53 exactly, default applied; bytea decoding: bug_bytea_param_not_decoded)
+select pg_temp.call((table good)) -> 'structuredContent' as typed;
+-- each bad value is refused before the function runs
+select label, (r ->> 'isError')::boolean as is_error, r #>> '{content,0,text}' ~ '^Invalid arguments' as invalid_arguments
+  from (values
+    ('smallint above its maximum', '{"s": 32768}'::jsonb),
+    ('int below its minimum', '{"i": -2147483649}'),
+    ('integer given a fraction', '{"i": 1.5}'),
+    ('number given a string', '{"n": "1.5"}'),
+    ('boolean given a string', '{"ok": "true"}'),
+    ('uuid malformed', '{"u": "not-a-uuid"}'),
+    ('date malformed', '{"day": "31/01/2026"}'),
+    ('date-time malformed', '{"tstz": "yesterday"}'),
+    ('array given a string', '{"tags": "a"}'),
+    ('array item of the wrong type', '{"tags": [1]}'),
+    ('enum value not listed', '{"colour": "blue"}'),
+    ('unknown argument', '{"extra": 1}'),
+    ('required argument missing', '{"t": null}')
+  ) as v(label, bad),
+  lateral pg_temp.call(case when label = 'required argument missing' then (table good) - 't' else (table good) || bad end) r;
+rollback;

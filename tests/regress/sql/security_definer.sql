@@ -1,0 +1,46 @@
+-- A SECURITY DEFINER function in mcp would run with its owner's rights (here a superuser's,
+-- bypassing RLS): it is not exposed unless its metadata says "privileged": true, and
+-- chumbo.doctor() says why.
+begin;
+select regress.fixture_tools('list_projects', 'my_organizations', 'summarize_project', 'status_report') as fixture;
+\set alice '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}'
+create function mcp.all_projects_definer() returns setof text
+  language sql stable security definer set search_path = ''
+  as $$ select name from public.projects order by name $$;
+comment on function mcp.all_projects_definer() is 'Every project of every organization (runs as the owner).';
+grant execute on function mcp.all_projects_definer() to authenticated;
+-- as a resource and as a prompt too
+create function mcp.definer_resource() returns text
+  language sql stable security definer set search_path = ''
+  as $$ select string_agg(name, ', ' order by name) from public.projects $$;
+comment on function mcp.definer_resource() is 'x @mcp {"resource": "app://all-projects"}';
+grant execute on function mcp.definer_resource() to authenticated;
+create function mcp.definer_prompt() returns text
+  language sql stable security definer set search_path = ''
+  as $$ select string_agg(name, ', ' order by name) from public.projects $$;
+comment on function mcp.definer_prompt() is 'x @mcp {"prompt": true}';
+grant execute on function mcp.definer_prompt() to authenticated;
+select jsonb_path_query_array(regress.rpc(:'alice', 'tools/list'), '$.result.tools[*].name') as tools,
+       jsonb_path_query_array(regress.rpc(:'alice', 'resources/list'), '$.result.resources[*].uri') as resources,
+       jsonb_path_query_array(regress.rpc(:'alice', 'prompts/list'), '$.result.prompts[*].name') as prompts;
+select r -> 'error' -> 'code' as code, strpos(r::text, 'Globex') = 0 as no_leak
+  from regress.rpc(:'alice', 'tools/call', '{"name":"all_projects_definer","arguments":{}}') r;
+select r -> 'error' -> 'code' as code, strpos(r::text, 'Globex') = 0 as no_leak
+  from regress.rpc(:'alice', 'resources/read', '{"uri":"app://all-projects"}') r;
+select r -> 'error' -> 'code' as code, strpos(r::text, 'Globex') = 0 as no_leak
+  from regress.rpc(:'alice', 'prompts/get', '{"name":"definer_prompt"}') r;
+-- doctor: not exposed, and the reason names SECURITY DEFINER
+select "function", kind, state, exposed_to, reasons
+  from chumbo.doctor() where "function" like '%definer%' order by 1;
+-- the app's own capabilities are all exposed
+select "function", kind, state, exposed_to, reasons from chumbo.doctor()
+  where "function" not like '%definer%' order by 1;
+-- explicit opt-in: a privileged capability is exposed (the owner takes responsibility)
+comment on function mcp.all_projects_definer() is 'Every project name. @mcp {"privileged": true}';
+select jsonb_path_query_array(regress.rpc(:'alice', 'tools/call', '{"name":"all_projects_definer","arguments":{}}'), '$.result.structuredContent.rows') as privileged_rows;
+select "function", state, exposed_to, reasons from chumbo.doctor() where "function" like 'mcp.all_projects_definer%';
+-- SECURITY DEFINER via ALTER FUNCTION is noticed too
+alter function mcp.list_projects(text) security definer;
+select regress.rpc(:'alice', 'tools/call', '{"name":"list_projects","arguments":{}}') -> 'error' -> 'code' as list_projects_definer_code;
+select "function", state, exposed_to, reasons from chumbo.doctor() where "function" like 'mcp.list_projects%';
+rollback;

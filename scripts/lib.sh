@@ -1,4 +1,6 @@
+# shellcheck shell=bash
 # Shared settings and helpers for scripts/*.sh. Source it; do not run it.
+# shellcheck disable=SC2034  # the settings below are read by the scripts that source this file
 # Kept tiny on purpose: paths, ports and a psql wrapper, so every script agrees on them.
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -36,7 +38,7 @@ export DEBIAN_FRONTEND=noninteractive
 mkdir -p "$STATE"
 
 # Colour only on a terminal; CI logs stay plain.
-if [[ -t 2 ]]; then _b=$'\e[1m' _y=$'\e[33m' _r=$'\e[31m' _n=$'\e[0m'; else _b= _y= _r= _n=; fi
+if [[ -t 2 ]]; then _b=$'\e[1m' _y=$'\e[33m' _r=$'\e[31m' _n=$'\e[0m'; else _b='' _y='' _r='' _n=''; fi
 log()  { printf '%s==> %s%s\n' "$_b" "$*" "$_n" >&2; }
 warn() { printf '%sWARNING: %s%s\n' "$_y" "$*" "$_n" >&2; }
 die()  { printf '%sERROR: %s%s\n' "$_r" "$*" "$_n" >&2; exit 1; }

@@ -33,7 +33,7 @@ summary() {
   for s in ${failed[@]+"${failed[@]}"};   do echo "  FAILED  $s"; done
   echo "suites: ${#passed[@]} passed, ${#failed[@]} failed, ${#skipped[@]} skipped"
 }
-cleanup() { CHUMBO_CLUSTER=test "$ROOT/scripts/cluster.sh" stop || true; }
+cleanup() { CHUMBO_CLUSTER='test' "$ROOT/scripts/cluster.sh" stop || true; }
 trap cleanup EXIT
 
 "$ROOT/scripts/setup.sh"
@@ -67,7 +67,7 @@ fi
 stage package bash -c "scripts/package.sh && tests/package/run.sh"
 
 # 3.
-if ! CHUMBO_CLUSTER=test "$ROOT/scripts/cluster.sh" fresh; then
+if ! CHUMBO_CLUSTER='test' "$ROOT/scripts/cluster.sh" fresh; then
   failed+=(test-cluster); skipped+=(regress readme e2e conformance); summary; exit 1
 fi
 export PGHOST=127.0.0.1 PGPORT="$TEST_PORT" PGUSER=postgres CHUMBO_TEST_PG_PORT="$TEST_PORT"

@@ -28,6 +28,7 @@ load_app() {   # DB
 fresh_db() {   # DB [VERSION]: roles.sql + create extension
   q postgres -c "drop database if exists \"$1\" with (force)" -c "create database \"$1\""
   q "$1" -f "$ROOT/supabase/compat/roles.sql"
+  # shellcheck disable=SC2016  # in double quotes the single quotes are literal and $2 expands
   q "$1" -c "create extension chumbo${2:+ version '$2'}"
 }
 # A capability of our own, made in both databases (before the update in chumbo_up).

@@ -29,7 +29,7 @@ fi
 ((${#tests[@]})) || die "no tests in tests/regress/sql/"
 
 # Standalone use: bring up the throwaway test cluster if nothing answers on its port.
-pg_isready -q -h 127.0.0.1 -p "$PORT" -t 2 || CHUMBO_CLUSTER=test "$ROOT/scripts/cluster.sh" start
+pg_isready -q -h 127.0.0.1 -p "$PORT" -t 2 || CHUMBO_CLUSTER='test' "$ROOT/scripts/cluster.sh" start
 
 "$ROOT/scripts/load-db.sh" "$PORT" "$DB" app
 psql_at "$PORT" "$DB" -f "$DIR/helpers.sql"     # regress.hs256() and friends, shared by the tests

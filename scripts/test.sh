@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # `make test` (and CI): every test suite, in this order, then a summary; non-zero on any failure.
-#   0. lint              cargo fmt --check, cargo clippy -D warnings
+#   0. lint              cargo fmt --check, cargo clippy -D warnings; deno fmt --check, deno lint (deno.json:
+#                        the edge, scripts/*.ts, the JS tests), deno check (the edge, mint-token.ts);
+#                        and every shell script through shellcheck (.shellcheckrc)
 #   1. cargo pgrx test   Rust unit tests + #[pg_test] (own temporary cluster as user postgres)
 #   2. cargo pgrx install --release   AFTER 1, which leaves a debug pg_test build installed;
 #      then `package`: make package, installed from the artifact into a private PostgreSQL copy
@@ -53,7 +55,16 @@ log "ports: $(for v in "${PORT_VARS[@]}"; do printf '%s=%s ' "$v" "${!v}"; done)
 # checkout (BASE holds this checkout's hash), so two checkouts never share or wipe each other's.
 PGRX_PGDATA="$BASE/pgrx-test"
 mkdir -p "$PGRX_PGDATA" && chown postgres: "$BASE" "$PGRX_PGDATA"
-stage lint bash -c "cargo fmt --check && cargo clippy --quiet --features pg$PG_MAJOR -- -D warnings"
+lint() {
+  local scripts=()
+  mapfile -t scripts < <(find scripts tests bench -name node_modules -prune -o -name '*.sh' -print | sort)
+  cargo fmt --check && cargo clippy --quiet --features "pg$PG_MAJOR" -- -D warnings \
+    && deno fmt --check && deno lint \
+    && (cd supabase/functions/mcp && deno check --frozen index.ts doctor.ts consent.ts) \
+    && (cd scripts && deno check --frozen mint-token.ts) \
+    && shellcheck "${scripts[@]}" .ci/run
+}
+stage lint lint
 stage unit cargo pgrx test "pg$PG_MAJOR" --runas postgres --pgdata "$PGRX_PGDATA"
 
 # 2. Without a working release install nothing below can run.

@@ -16,11 +16,20 @@ if [[ -n "${CHUMBO_PG_ROOT:-}" ]]; then
     cp -a "/usr/lib/postgresql/$PG_MAJOR" "$CHUMBO_PG_ROOT/usr/lib/postgresql/"
     cp -a "/usr/share/postgresql/$PG_MAJOR" "$CHUMBO_PG_ROOT/usr/share/postgresql/"
   fi
+  # The headers too: the copy's pg_config names ROOT/usr/include/postgresql/MAJOR/server (bindgen).
+  if [[ ! -d "$CHUMBO_PG_ROOT/usr/include/postgresql/$PG_MAJOR/server" ]]; then
+    mkdir -p "$CHUMBO_PG_ROOT/usr/include"
+    cp -a /usr/include/postgresql "$CHUMBO_PG_ROOT/usr/include/"
+  fi
   PG_BIN="$CHUMBO_PG_ROOT/usr/lib/postgresql/$PG_MAJOR/bin"
   # cargo pgrx reads its pg_config from $PGRX_HOME/config.toml: a private one for the private copy.
   export PGRX_HOME="$CHUMBO_PG_ROOT/pgrx"
   mkdir -p "$PGRX_HOME"
-  printf '[configs]\npg%s = "%s"\n' "$PG_MAJOR" "$PG_BIN/pg_config" > "$PGRX_HOME/config.toml"
+  # Written only when it changes: pgrx-pg-sys's build script reruns (bindgen, then a rebuild of
+  # everything above it) whenever this file's mtime moves.
+  _pgrx_conf="$(printf '[configs]\npg%s = "%s"' "$PG_MAJOR" "$PG_BIN/pg_config")"
+  [[ "$(cat "$PGRX_HOME/config.toml" 2>/dev/null)" == "$_pgrx_conf" ]] \
+    || printf '%s\n' "$_pgrx_conf" > "$PGRX_HOME/config.toml"
 else
   PG_BIN="/usr/lib/postgresql/$PG_MAJOR/bin"
 fi

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make package`: the release build staged as the files PostgreSQL 15 needs, then shipped two ways.
+# `make package`: the release build staged as the files PostgreSQL $PG_MAJOR needs, then shipped two ways.
 #   target/release/chumbo-pg$PG_MAJOR/usr/...                   cargo pgrx package (release): chumbo.so,
 #                                                        chumbo.control, chumbo--VERSION.sql and the
 #                                                        kept sql/chumbo--*.sql (0.1.0, upgrades)

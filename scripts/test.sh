@@ -72,7 +72,7 @@ stage install "$ROOT/scripts/install.sh"
 if [[ " ${failed[*]-} " == *" install "* ]]; then
   skipped+=(package regress readme e2e conformance); summary; exit 1
 fi
-# The package built from the warm release build, installed into a private copy of PostgreSQL 15
+# The package built from the warm release build, installed into a private copy of PostgreSQL $PG_MAJOR
 # from the artifact alone: the quickstart, and the 0.1.0 -> current upgrade compared with a fresh
 # install (tests/package/).
 stage package bash -c "scripts/package.sh && tests/package/run.sh"

@@ -2,7 +2,7 @@
 # The package suite: install chumbo from the `make package` tarball alone, start a fresh cluster
 # on that install, run the README quickstart against it, then the 0.1.0 -> 0.2.0 upgrade test.
 #
-# Where it installs: by default into a private copy of the system PostgreSQL 15
+# Where it installs: by default into a private copy of the system PostgreSQL $PG_MAJOR
 # ($CHUMBO_PKG_ROOT, default /var/tmp/chumbo-<hash>/pkgroot/usr/{lib,share}/postgresql/$PG_MAJOR) from
 # which every chumbo file has been removed first, so only the tarball can provide the extension,
 # and the shared system install is never touched. PostgreSQL finds its share and lib directories
@@ -26,7 +26,7 @@ if [[ "$PKG_ROOT" == / ]]; then
   log "install $TARBALL over /"
   tar -xzf "$TARBALL" -C /
 else
-  log "install $TARBALL into a private PostgreSQL 15 at $PKG_ROOT (the system install is not touched)"
+  log "install $TARBALL into a private PostgreSQL $PG_MAJOR at $PKG_ROOT (the system install is not touched)"
   rm -rf "$PKG_ROOT" && mkdir -p "$PKG_ROOT/usr/lib/postgresql" "$PKG_ROOT/usr/share/postgresql"
   cp -a /usr/lib/postgresql/"$PG_MAJOR" "$PKG_ROOT/usr/lib/postgresql/"
   cp -a /usr/share/postgresql/"$PG_MAJOR" "$PKG_ROOT/usr/share/postgresql/"

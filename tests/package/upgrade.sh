@@ -9,7 +9,7 @@
 #      members), pg_dump --schema-only of each, normalised: any difference fails
 #   d. nothing lost in chumbo_up: settings, state rows, keys, and the key still works through
 #      chumbo.http; then the SQL regression suite against an upgraded extension
-# Env: PGPORT (required), PG_BIN (pg_dump's directory; default the system PostgreSQL 15),
+# Env: PGPORT (required), PG_BIN (pg_dump's directory; default lib.sh's PostgreSQL $PG_MAJOR),
 #      UPGRADE_SKIP_REGRESS=1 to skip the regression run.
 set -euo pipefail
 PKG_PG_BIN="${PG_BIN:-}"                  # lib.sh sets PG_BIN; an explicit one wins

@@ -18,6 +18,11 @@ STAGE="$OUT/chumbo-pg$PG_MAJOR"
 log "cargo pgrx package (release) -> ${STAGE#"$ROOT"/}"
 rm -rf "$STAGE"
 cargo pgrx package --pg-config "$PG_CONFIG"
+# pgrx stages under pg_config's own paths; a private copy's (CHUMBO_PG_ROOT) start with that root.
+if [[ -n "${CHUMBO_PG_ROOT:-}" && -d "$STAGE${CHUMBO_PG_ROOT%/}/usr" ]]; then
+  mv "$STAGE${CHUMBO_PG_ROOT%/}/usr" "$OUT/chumbo-usr.tmp"
+  rm -rf "$STAGE" && mkdir -p "$STAGE" && mv "$OUT/chumbo-usr.tmp" "$STAGE/usr"
+fi
 ext="$STAGE/usr/share/postgresql/$PG_MAJOR/extension"
 # pgrx copies only upgrade scripts (chumbo--A--B.sql); the kept install scripts of earlier versions
 # (sql/chumbo--0.1.0.sql) are what `create extension chumbo version '0.1.0'` needs.

@@ -7,7 +7,7 @@ stop:     ## stop what `make run` started (recorded pids); data is kept
 	@scripts/stop.sh
 test:     ## every suite: unit/pg_test, SQL regression, end-to-end, conformance
 	@scripts/test.sh
-install:  ## build the extension (release) and install it into the system PostgreSQL 15
+install:  ## build the extension (release) and install it into the system PostgreSQL (scripts/lib.sh PG_MAJOR, default 15)
 	@scripts/setup.sh && scripts/install.sh
 package:  ## release build packaged under target/release: staged usr/ tree, .tar.gz and .deb (installs nothing)
 	@scripts/setup.sh && scripts/package.sh

@@ -65,15 +65,15 @@ record() { jq -cn "$@" >>"$RESULTS"; }
 as_pg() { (cd "$DIR" && env -u RUST_BACKTRACE runuser -u postgres -- "$@"); }
 REF_PID=
 cleanup() {
-  [[ -n "$REF_PID" ]] && kill "$REF_PID" 2>/dev/null || true
+  if [[ -n "$REF_PID" ]]; then kill "$REF_PID" 2>/dev/null || true; fi
   CHUMBO_EDGE_ID=$EDGE_ID CHUMBO_PORT=$EDGE_PORT "$ROOT/scripts/edge.sh" stop >/dev/null 2>&1 || true
-  [[ -f "$DIR/data/PG_VERSION" ]] && as_pg "$PG_BIN/pg_ctl" -D "$DIR/data" -m fast -w stop >/dev/null 2>&1 || true
+  if [[ -f "$DIR/data/PG_VERSION" ]]; then as_pg "$PG_BIN/pg_ctl" -D "$DIR/data" -m fast -w stop >/dev/null 2>&1 || true; fi
 }
 trap cleanup EXIT
 
 log "bench cluster: fresh on 127.0.0.1:$PORT ($DIR)"
 mkdir -p "$DIR" && chown postgres: "$BASE" "$DIR" && chmod 700 "$DIR"
-[[ -f "$DIR/data/PG_VERSION" ]] && as_pg "$PG_BIN/pg_ctl" -D "$DIR/data" -m fast -w stop >/dev/null 2>&1 || true
+if [[ -f "$DIR/data/PG_VERSION" ]]; then as_pg "$PG_BIN/pg_ctl" -D "$DIR/data" -m fast -w stop >/dev/null 2>&1 || true; fi
 if pg_isready -q -h 127.0.0.1 -p "$PORT" -t 2; then die "port $PORT is taken (set BENCH_PG_PORT)"; fi
 rm -rf "$DIR/data"
 as_pg "$PG_BIN/initdb" -D "$DIR/data" -U postgres --auth=trust --locale=C.UTF-8 >/dev/null
@@ -92,7 +92,7 @@ load_db() { # DB TOTAL_TOOLS
   q "$1" -v n="$(($2 - have))" -f bench/sql/tools.sql >/dev/null
 }
 # The reference server and the memory probe (step 3) need bench/reference's packages.
-( cd bench/reference && [[ -d node_modules ]] || npm ci --no-audit --no-fund >/dev/null )
+( cd bench/reference && if [[ ! -d node_modules ]]; then npm ci --no-audit --no-fund >/dev/null; fi )
 load_db "$DB10" 10
 q "$DB10" -v projects_per_org="$PER_ORG" -f bench/sql/data.sql
 load_db "$DB1K" 1000
@@ -135,6 +135,7 @@ check "$DB10" "select bench.floor_fn_list_projects('$ALICE_CLAIMS', 'archived') 
 check "$DB10" "select (chumbo.handle('{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"list_projects\",\"arguments\":{}}}', '$ALICE_CLAIMS')->'result'->'structuredContent'->'rows') = bench.floor_list_projects('$ALICE_CLAIMS')->'rows'" t
 check "$DB10" "select jsonb_array_length(chumbo.handle('{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}', '$ALICE_CLAIMS')->'result'->'tools')" 10
 ROWS_ALL="$(q1 "$DB10" "select jsonb_array_length(bench.floor_list_projects('$ALICE_CLAIMS')->'rows')")"
+# shellcheck disable=SC2016  # a jq program: $rows_small etc. are jq variables
 record --arg rows_small "$ROWS_SMALL" --arg rows_all "$ROWS_ALL" --arg pages "$PAGES" --arg per_org "$PER_ORG" \
   '{kind:"setup", rows_small:($rows_small|tonumber), rows_all:($rows_all|tonumber), pages:($pages|tonumber), projects_per_org:($per_org|tonumber)}'
 
@@ -161,7 +162,9 @@ pair() {
   done
   for ((i = 1; i <= $#; i += 3)); do names+=("${@:i:1}"); done
   for name in "${names[@]}"; do
-    python3 bench/report.py pgbench "$((WARMUP + extra))" "$mode" $(for r in $(seq "$ROUNDS"); do echo "$WORK/pgb-$name-c$c-r$r"; done) |
+    local files=()
+    for r in $(seq "$ROUNDS"); do files+=("$WORK/pgb-$name-c$c-r$r"); done
+    python3 bench/report.py pgbench "$((WARMUP + extra))" "$mode" "${files[@]}" |
       jq -c --arg name "$name" --argjson c "$c" '. + {kind:"pgbench", name:$name, c:$c}' >>"$RESULTS"
     rm -f "$WORK/pgb-$name-c$c-r"*.[0-9]*
   done
@@ -312,4 +315,4 @@ jq -n \
   --arg perf "$([[ -n "$PERF" ]] && echo yes || echo no)" \
   '$ARGS.named' >"$WORK/meta.json"
 python3 bench/report.py render "$RESULTS" "$WORK/meta.json" "$OUT"
-log "wrote ${OUT#$ROOT/} ($((SECONDS - T0)) s)"
+log "wrote ${OUT#"$ROOT"/} ($((SECONDS - T0)) s)"

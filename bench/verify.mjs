@@ -52,7 +52,11 @@ for (const spec of servers) {
     }
     const n = Math.ceil(requests / 2);
     if (ok !== n) failed = true;
-    console.log(`VERIFY ${name} ${user.name} ${ok}/${n} responses hold exactly the caller's ${user.ids.length} rows${first ? ` (first failure: ${first})` : ""}`);
+    console.log(
+      `VERIFY ${name} ${user.name} ${ok}/${n} responses hold exactly the caller's ${user.ids.length} rows${
+        first ? ` (first failure: ${first})` : ""
+      }`,
+    );
   }
 }
 process.exit(failed ? 1 : 0);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Throwaway PostgreSQL 15 cluster: scripts/cluster.sh start|stop|status|fresh
+# Throwaway PostgreSQL ($PG_MAJOR, lib.sh) cluster: scripts/cluster.sh start|stop|status|fresh
 #   CHUMBO_CLUSTER=dev  (default) port $CHUMBO_PG_PORT (54329): the `make run` cluster, data kept
 #   CHUMBO_CLUSTER=test           port $CHUMBO_TEST_PG_PORT (default 54339; `make test` picks a free
 #                                 one and exports it), `fresh` each run

@@ -70,6 +70,8 @@ case "${1:-}" in
   start) start ;;
   stop) stop ;;
   url) echo "$CHUMBO_PUBLIC_URL" ;;
-  status) [[ -f "$PIDFILE" ]] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null && echo "running (pid $(cat "$PIDFILE"))" || { echo stopped; exit 1; } ;;
+  status)
+    if [[ -f "$PIDFILE" ]] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; then echo "running (pid $(cat "$PIDFILE"))"
+    else echo stopped; exit 1; fi ;;
   *) echo "usage: $0 start|stop|status|url" >&2; exit 2 ;;
 esac

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Build the extension in release mode and install it into the system PostgreSQL 15
-# (/usr/lib/postgresql/15/lib, /usr/share/postgresql/15/extension). Root owns those dirs.
+# Build the extension in release mode and install it into the PostgreSQL lib.sh names: the system
+# one (/usr/lib/postgresql/$PG_MAJOR/lib, /usr/share/postgresql/$PG_MAJOR/extension; root owns
+# those dirs), or the private copy under $CHUMBO_PG_ROOT.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"

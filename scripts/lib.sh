@@ -1,4 +1,6 @@
+# shellcheck shell=bash
 # Shared settings and helpers for scripts/*.sh. Source it; do not run it.
+# shellcheck disable=SC2034  # the settings below are read by the scripts that source this file
 # Kept tiny on purpose: paths, ports and a psql wrapper, so every script agrees on them.
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -14,11 +16,20 @@ if [[ -n "${CHUMBO_PG_ROOT:-}" ]]; then
     cp -a "/usr/lib/postgresql/$PG_MAJOR" "$CHUMBO_PG_ROOT/usr/lib/postgresql/"
     cp -a "/usr/share/postgresql/$PG_MAJOR" "$CHUMBO_PG_ROOT/usr/share/postgresql/"
   fi
+  # The headers too: the copy's pg_config names ROOT/usr/include/postgresql/MAJOR/server (bindgen).
+  if [[ ! -d "$CHUMBO_PG_ROOT/usr/include/postgresql/$PG_MAJOR/server" ]]; then
+    mkdir -p "$CHUMBO_PG_ROOT/usr/include"
+    cp -a /usr/include/postgresql "$CHUMBO_PG_ROOT/usr/include/"
+  fi
   PG_BIN="$CHUMBO_PG_ROOT/usr/lib/postgresql/$PG_MAJOR/bin"
   # cargo pgrx reads its pg_config from $PGRX_HOME/config.toml: a private one for the private copy.
   export PGRX_HOME="$CHUMBO_PG_ROOT/pgrx"
   mkdir -p "$PGRX_HOME"
-  printf '[configs]\npg%s = "%s"\n' "$PG_MAJOR" "$PG_BIN/pg_config" > "$PGRX_HOME/config.toml"
+  # Written only when it changes: pgrx-pg-sys's build script reruns (bindgen, then a rebuild of
+  # everything above it) whenever this file's mtime moves.
+  _pgrx_conf="$(printf '[configs]\npg%s = "%s"' "$PG_MAJOR" "$PG_BIN/pg_config")"
+  [[ "$(cat "$PGRX_HOME/config.toml" 2>/dev/null)" == "$_pgrx_conf" ]] \
+    || printf '%s\n' "$_pgrx_conf" > "$PGRX_HOME/config.toml"
 else
   PG_BIN="/usr/lib/postgresql/$PG_MAJOR/bin"
 fi
@@ -36,7 +47,7 @@ export DEBIAN_FRONTEND=noninteractive
 mkdir -p "$STATE"
 
 # Colour only on a terminal; CI logs stay plain.
-if [[ -t 2 ]]; then _b=$'\e[1m' _y=$'\e[33m' _r=$'\e[31m' _n=$'\e[0m'; else _b= _y= _r= _n=; fi
+if [[ -t 2 ]]; then _b=$'\e[1m' _y=$'\e[33m' _r=$'\e[31m' _n=$'\e[0m'; else _b='' _y='' _r='' _n=''; fi
 log()  { printf '%s==> %s%s\n' "$_b" "$*" "$_n" >&2; }
 warn() { printf '%sWARNING: %s%s\n' "$_y" "$*" "$_n" >&2; }
 die()  { printf '%sERROR: %s%s\n' "$_r" "$*" "$_n" >&2; exit 1; }

@@ -36,7 +36,7 @@ q -c 'create extension if not exists chumbo'
 
 ((${#existing[@]})) || warn "no SQL to load for profile $PROFILE (${files[*]#$ROOT/})"
 for f in "${existing[@]}"; do
-  log "load ${f#$ROOT/}"
+  log "load ${f#"$ROOT"/}"
   q -f "$f"
 done
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make package`: the release build staged as the files PostgreSQL 15 needs, then shipped two ways.
+# `make package`: the release build staged as the files PostgreSQL $PG_MAJOR needs, then shipped two ways.
 #   target/release/chumbo-pg$PG_MAJOR/usr/...                   cargo pgrx package (release): chumbo.so,
 #                                                        chumbo.control, chumbo--VERSION.sql and the
 #                                                        kept sql/chumbo--*.sql (0.1.0, upgrades)
@@ -15,25 +15,30 @@ ARCH="$(dpkg --print-architecture)"
 OUT="$ROOT/target/release"
 STAGE="$OUT/chumbo-pg$PG_MAJOR"
 
-log "cargo pgrx package (release) -> ${STAGE#$ROOT/}"
+log "cargo pgrx package (release) -> ${STAGE#"$ROOT"/}"
 rm -rf "$STAGE"
 cargo pgrx package --pg-config "$PG_CONFIG"
+# pgrx stages under pg_config's own paths; a private copy's (CHUMBO_PG_ROOT) start with that root.
+if [[ -n "${CHUMBO_PG_ROOT:-}" && -d "$STAGE${CHUMBO_PG_ROOT%/}/usr" ]]; then
+  mv "$STAGE${CHUMBO_PG_ROOT%/}/usr" "$OUT/chumbo-usr.tmp"
+  rm -rf "$STAGE" && mkdir -p "$STAGE" && mv "$OUT/chumbo-usr.tmp" "$STAGE/usr"
+fi
 ext="$STAGE/usr/share/postgresql/$PG_MAJOR/extension"
 # pgrx copies only upgrade scripts (chumbo--A--B.sql); the kept install scripts of earlier versions
 # (sql/chumbo--0.1.0.sql) are what `create extension chumbo version '0.1.0'` needs.
 install -m 644 sql/chumbo--*.sql "$ext/"
 for f in "$STAGE/usr/lib/postgresql/$PG_MAJOR/lib/chumbo.so" "$ext/chumbo.control" "$ext/chumbo--$VERSION.sql" \
          "$ext/chumbo--0.1.0.sql" "$ext/chumbo--0.1.0--$VERSION.sql"; do
-  [[ -s "$f" ]] || die "package: ${f#$STAGE/} is missing from the staged tree"
+  [[ -s "$f" ]] || die "package: ${f#"$STAGE"/} is missing from the staged tree"
 done
 grep -q "default_version = '$VERSION'" "$ext/chumbo.control" || die "package: chumbo.control is not at $VERSION"
 
 TARBALL="$OUT/chumbo-$VERSION-pg$PG_MAJOR-$ARCH.tar.gz"
-log "tarball ${TARBALL#$ROOT/}"
+log "tarball ${TARBALL#"$ROOT"/}"
 tar --owner=0 --group=0 --sort=name -czf "$TARBALL" -C "$STAGE" usr
 
 DEB="$OUT/postgresql-$PG_MAJOR-chumbo_${VERSION}_$ARCH.deb"
-log "deb ${DEB#$ROOT/}"
+log "deb ${DEB#"$ROOT"/}"
 DEBROOT="$OUT/deb-root"
 rm -rf "$DEBROOT" && mkdir -p "$DEBROOT/DEBIAN" && cp -a "$STAGE/usr" "$DEBROOT/"
 cat > "$DEBROOT/DEBIAN/control" <<EOF
@@ -49,4 +54,4 @@ Description: PostgreSQL $PG_MAJOR as an end-user MCP server (chumbo extension)
 EOF
 dpkg-deb --root-owner-group --build "$DEBROOT" "$DEB" >/dev/null
 rm -rf "$DEBROOT"
-log "package $VERSION: ${TARBALL#$ROOT/}, ${DEB#$ROOT/}"
+log "package $VERSION: ${TARBALL#"$ROOT"/}, ${DEB#"$ROOT"/}"

@@ -22,8 +22,9 @@ CHUMBO_CLUSTER=dev "$ROOT/scripts/cluster.sh" start
 
 export CHUMBO_PROFILE="$PROFILE"
 export DATABASE_URL="postgres://postgres@127.0.0.1:$DEV_PORT/$DB"
-export EDGE_DATABASE_URL="postgres://chumbo_edge:$(cat "$STATE/edge-password")@127.0.0.1:$DEV_PORT/$DB"
-MCP_URL= ALICE_TOKEN= BOB_TOKEN=
+EDGE_DATABASE_URL="postgres://chumbo_edge:$(cat "$STATE/edge-password")@127.0.0.1:$DEV_PORT/$DB"
+export EDGE_DATABASE_URL
+MCP_URL='' ALICE_TOKEN='' BOB_TOKEN=''
 
 write_env() {
   cat > "$STATE/dev.env" <<ENV

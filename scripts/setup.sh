@@ -7,10 +7,11 @@ source "$(dirname "$0")/lib.sh"
 
 PGRX_VERSION=0.18.1
 APT_PACKAGES=(build-essential pkg-config libssl-dev libclang-dev clang   # cargo-pgrx, bindgen, ring
-              postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR                      # server + headers/pg_regress
+              "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR"                  # server + headers/pg_regress
               sudo                                                        # cargo pgrx test --runas
               pgbouncer python3 python3-venv                              # e2e tests
               curl jq                                                     # edge.sh, dev-auth.sh
+              shellcheck                                                  # make test's lint stage
               chromium)                                                   # tests/consent (headless)
 
 # 1. Debian packages: only call apt when something is missing (apt-get update is slow).

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # `make test` (and CI): every test suite, in this order, then a summary; non-zero on any failure.
-#   0. lint              cargo fmt --check, cargo clippy -D warnings
+#   0. lint              cargo fmt --check, cargo clippy -D warnings; deno fmt --check, deno lint (deno.json:
+#                        the edge, scripts/*.ts, the JS tests), deno check (the edge, mint-token.ts);
+#                        and every shell script through shellcheck (.shellcheckrc)
 #   1. cargo pgrx test   Rust unit tests + #[pg_test] (own temporary cluster as user postgres)
 #   2. cargo pgrx install --release   AFTER 1, which leaves a debug pg_test build installed;
 #      then `package`: make package, installed from the artifact into a private PostgreSQL copy
@@ -35,7 +37,7 @@ summary() {
   for s in ${failed[@]+"${failed[@]}"};   do echo "  FAILED  $s"; done
   echo "suites: ${#passed[@]} passed, ${#failed[@]} failed, ${#skipped[@]} skipped"
 }
-cleanup() { CHUMBO_CLUSTER=test "$ROOT/scripts/cluster.sh" stop || true; }
+cleanup() { CHUMBO_CLUSTER='test' "$ROOT/scripts/cluster.sh" stop || true; }
 trap cleanup EXIT
 
 "$ROOT/scripts/setup.sh"
@@ -55,7 +57,16 @@ log "ports: $(for v in "${PORT_VARS[@]}"; do printf '%s=%s ' "$v" "${!v}"; done)
 # checkout (BASE holds this checkout's hash), so two checkouts never share or wipe each other's.
 PGRX_PGDATA="$BASE/pgrx-test"
 mkdir -p "$PGRX_PGDATA" && chown postgres: "$BASE" "$PGRX_PGDATA"
-stage lint bash -c "cargo fmt --check && cargo clippy --quiet --features pg$PG_MAJOR -- -D warnings"
+lint() {
+  local scripts=()
+  mapfile -t scripts < <(find scripts tests bench -name node_modules -prune -o -name '*.sh' -print | sort)
+  cargo fmt --check && cargo clippy --quiet --features "pg$PG_MAJOR" -- -D warnings \
+    && deno fmt --check && deno lint \
+    && (cd supabase/functions/mcp && deno check --frozen index.ts doctor.ts consent.ts) \
+    && (cd scripts && deno check --frozen mint-token.ts) \
+    && shellcheck "${scripts[@]}" .ci/run
+}
+stage lint lint
 stage unit cargo pgrx test "pg$PG_MAJOR" --runas postgres --pgdata "$PGRX_PGDATA"
 
 # 2. Without a working release install nothing below can run.
@@ -63,13 +74,13 @@ stage install "$ROOT/scripts/install.sh"
 if [[ " ${failed[*]-} " == *" install "* ]]; then
   skipped+=(package regress isolation readme e2e conformance); summary; exit 1
 fi
-# The package built from the warm release build, installed into a private copy of PostgreSQL 15
+# The package built from the warm release build, installed into a private copy of PostgreSQL $PG_MAJOR
 # from the artifact alone: the quickstart, and the 0.1.0 -> current upgrade compared with a fresh
 # install (tests/package/).
 stage package bash -c "scripts/package.sh && tests/package/run.sh"
 
 # 3.
-if ! CHUMBO_CLUSTER=test "$ROOT/scripts/cluster.sh" fresh; then
+if ! CHUMBO_CLUSTER='test' "$ROOT/scripts/cluster.sh" fresh; then
   failed+=(test-cluster); skipped+=(regress isolation readme e2e conformance); summary; exit 1
 fi
 export PGHOST=127.0.0.1 PGPORT="$TEST_PORT" PGUSER=postgres CHUMBO_TEST_PG_PORT="$TEST_PORT"

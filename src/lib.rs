@@ -31,16 +31,50 @@ pub extern "C-unwind" fn _PG_init() {
     guards::init();
 }
 
+// chumbo's own SQL objects, one file per concern. pgrx orders them by `requires` (a file that
+// creates an object another file's statements need at creation time is required by it); bootstrap
+// runs first, finalize after every Rust-defined function.
 extension_sql_file!("../sql/bootstrap.sql", name = "bootstrap", bootstrap);
+extension_sql_file!(
+    "../sql/registry.sql",
+    name = "registry",
+    requires = ["bootstrap"]
+);
+extension_sql_file!(
+    "../sql/settings.sql",
+    name = "settings",
+    requires = ["registry"]
+);
+extension_sql_file!("../sql/audit.sql", name = "audit", requires = ["bootstrap"]);
+extension_sql_file!(
+    "../sql/keys.sql",
+    name = "keys",
+    requires = ["registry", guards::now]
+);
+extension_sql_file!(
+    "../sql/limits.sql",
+    name = "limits",
+    requires = ["bootstrap", guards::now]
+);
+extension_sql_file!(
+    "../sql/edge.sql",
+    name = "edge",
+    requires = ["settings", "audit", "keys"]
+);
 extension_sql_file!(
     "../sql/state.sql",
     name = "state",
     requires = [
-        "bootstrap",
+        "settings",
         principal::principal_json,
         principal::principal_partition,
         guards::now
     ]
+);
+extension_sql_file!(
+    "../sql/sandboxes.sql",
+    name = "sandboxes",
+    requires = ["settings", principal::principal_json, guards::now]
 );
 extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);
 

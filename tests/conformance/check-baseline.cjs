@@ -30,6 +30,7 @@ const listed = new Map(entries.map((e) => [key(e.scenario, e.check, e.status), e
 
 // The suite's console output: its per-scenario summary, and what it ran without scoring.
 const logText = fs.readdirSync(out).filter((f) => f.endsWith(".log"))
+  // deno-lint-ignore no-control-regex -- strips the suite's ANSI colour codes (ESC [ ... m)
   .map((f) => fs.readFileSync(path.join(out, f), "utf8")).join("\n").replace(/\x1b\[[0-9;]*m/g, "");
 const notScored = new Map([...(logText.split(/^Not scored for/m)[1] ?? "").matchAll(/^\s+[✓✗] (\S+) \((\w+)\)/gm)]
   .map((m) => [m[1], m[2]]));
@@ -47,7 +48,9 @@ const problems = [];
 if (!rows.length) problems.push(`no results in ${out}`);
 if (!summarized.size) problems.push("the suite printed no per-scenario summary (did it finish?)");
 for (const s of summarized) {
-  if (!rows.some((r) => r.scenario === s)) problems.push(`${s}: reported by the suite but left no checks.json (it failed to run)`);
+  if (!rows.some((r) => r.scenario === s)) {
+    problems.push(`${s}: reported by the suite but left no checks.json (it failed to run)`);
+  }
 }
 
 const seen = new Set();
@@ -63,27 +66,44 @@ for (const { scenario, checks } of rows) {
     const k = key(scenario, c.id, c.status);
     const entry = listed.get(k);
     if (entry && !(strictScored && scored)) {
-      seen.add(k); expected++;
+      seen.add(k);
+      expected++;
       lines.push(`      expected ${c.status} ${c.id}: ${entry.reason.trim().split("\n")[0]}`);
     } else {
       unexpected++;
-      problems.push(`${scenario}: ${c.status} ${c.id}${entry ? " (listed, but this run requires every scored scenario to pass)" : ""}: ${c.errorMessage ?? c.details?.message ?? ""}`);
+      problems.push(
+        `${scenario}: ${c.status} ${c.id}${
+          entry ? " (listed, but this run requires every scored scenario to pass)" : ""
+        }: ${c.errorMessage ?? c.details?.message ?? ""}`,
+      );
       lines.push(`      UNEXPECTED ${c.status} ${c.id}: ${c.errorMessage ?? c.details?.message ?? ""}`);
     }
   }
   const verdict = unexpected ? "FAILED" : expected ? "expected failures only" : "ok";
-  if (unexpected) bad++; else if (expected) expectedOnly++; else ok++;
+  if (unexpected) bad++;
+  else if (expected) expectedOnly++;
+  else ok++;
   const tag = scored ? "" : ` (not scored: ${notScored.get(scenario)})`;
-  console.log(`[${run}] ${scenario.padEnd(w)}  ${String(n("SUCCESS")).padStart(7)} ${String(n("FAILURE")).padStart(7)} ${String(n("WARNING")).padStart(7)}  ${verdict}${tag}`);
+  console.log(
+    `[${run}] ${scenario.padEnd(w)}  ${String(n("SUCCESS")).padStart(7)} ${String(n("FAILURE")).padStart(7)} ${
+      String(n("WARNING")).padStart(7)
+    }  ${verdict}${tag}`,
+  );
   for (const l of lines) console.log(l);
 }
 for (const [k] of listed) {
-  if (!seen.has(k)) problems.push(`stale baseline entry (it did not fail in this run; remove it or fix its run list): ${k}`);
+  if (!seen.has(k)) {
+    problems.push(`stale baseline entry (it did not fail in this run; remove it or fix its run list): ${k}`);
+  }
 }
-console.log(`[${run}] scenarios: ${rows.length} run (${notScored.size} not scored), ${ok} ok, ${expectedOnly} with expected failures only, ${bad} with unexpected failures; baseline entries for this run: ${listed.size}`);
+console.log(
+  `[${run}] scenarios: ${rows.length} run (${notScored.size} not scored), ${ok} ok, ${expectedOnly} with expected failures only, ${bad} with unexpected failures; baseline entries for this run: ${listed.size}`,
+);
 if (problems.length) {
   console.log(`[${run}] FAILED:`);
   for (const p of problems) console.log(`  - ${p}`);
   process.exit(1);
 }
-console.log(`[${run}] baseline check passed: every failing check is listed with its reason, and every listed one still fails`);
+console.log(
+  `[${run}] baseline check passed: every failing check is listed with its reason, and every listed one still fails`,
+);

@@ -44,15 +44,16 @@ fi
 
 # 2. The database.
 started_cluster=
+# shellcheck disable=SC2317  # reached through the EXIT trap
 cleanup() {
   CHUMBO_EDGE_ID="$EDGE_ID" "$ROOT/scripts/edge.sh" stop || true
-  [[ -z "$started_cluster" ]] || CHUMBO_CLUSTER=test "$ROOT/scripts/cluster.sh" stop || true
+  [[ -z "$started_cluster" ]] || CHUMBO_CLUSTER='test' "$ROOT/scripts/cluster.sh" stop || true
 }
 trap cleanup EXIT
 if ! pg_isready -q -h 127.0.0.1 -p "$PGPORT" -t 5; then
   # Run on its own (not from make test): start the test cluster, and stop it again at the end.
   [[ "$PGPORT" == "$TEST_PORT" ]] || die "no PostgreSQL on 127.0.0.1:$PGPORT (set PGPORT to a running cluster)"
-  CHUMBO_CLUSTER=test "$ROOT/scripts/cluster.sh" start
+  CHUMBO_CLUSTER='test' "$ROOT/scripts/cluster.sh" start
   started_cluster=1
 fi
 [[ -f "$PG_SHAREDIR/extension/chumbo.control" ]] \

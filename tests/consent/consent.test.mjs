@@ -23,7 +23,11 @@ const EDGE_ORIGIN = new URL(EDGE).origin;
 const ALICE = { id: "aaaaaaaa-0000-4000-8000-000000000001", email: "alice@acme.example", password: "wonderland" };
 const BOB = { id: "bbbbbbbb-0000-4000-8000-000000000002", email: "bob@globex.example", password: "builder" };
 // Client names are chosen by whoever registers the client (DCR is open): markup must stay text.
-const CLAUDE = { id: "11111111-1111-4111-8111-111111111111", name: "Claude <b>Desktop</b>", uri: "https://claude.example" };
+const CLAUDE = {
+  id: "11111111-1111-4111-8111-111111111111",
+  name: "Claude <b>Desktop</b>",
+  uri: "https://claude.example",
+};
 const OTHER = { id: "22222222-2222-4222-8222-222222222222", name: "Other Client", uri: "https://other.example" };
 
 let auth, browser, callback;
@@ -42,7 +46,13 @@ before(async () => {
     executablePath: CHROMIUM,
     headless: true,
     // root in a container: no sandbox; loopback only: no proxy, no background traffic
-    args: ["--no-sandbox", "--disable-gpu", "--no-proxy-server", "--disable-background-networking", "--disable-component-update"],
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--no-proxy-server",
+      "--disable-background-networking",
+      "--disable-component-update",
+    ],
   });
 });
 after(async () => {
@@ -114,7 +124,11 @@ test("signed out: sign in, see app, client and scopes; approve posts approve and
   const page = await context.newPage();
   const id = await authorize(page, CLAUDE, "openid email offline_access", "s-approve");
   await pageState(page, "sign-in");
-  assert.equal(page.url(), `${EDGE}/consent?authorization_id=${id}`, "the stand-in sent the browser to the edge's page");
+  assert.equal(
+    page.url(),
+    `${EDGE}/consent?authorization_id=${id}`,
+    "the stand-in sent the browser to the edge's page",
+  );
   assert.equal(calls("GET", `/auth/v1/oauth/authorizations/${id}`).length, 0, "nothing sent without a session");
   await shot(page, "consent-sign-in.png");
 
@@ -134,7 +148,11 @@ test("signed out: sign in, see app, client and scopes; approve posts approve and
   assert.equal(await text(page, "#client-uri"), CLAUDE.uri);
   assert.equal(await text(page, "#user-email"), ALICE.email);
   assert.equal(await text(page, "#redirect-host"), `127.0.0.1:${AUTH_PORT}`);
-  assert.deepEqual(await page.$$eval("#scopes li code", (l) => l.map((e) => e.textContent)), ["openid", "email", "offline_access"]);
+  assert.deepEqual(await page.$$eval("#scopes li code", (l) => l.map((e) => e.textContent)), [
+    "openid",
+    "email",
+    "offline_access",
+  ]);
   await shot(page, "consent-request.png");
 
   const [details] = calls("GET", `/auth/v1/oauth/authorizations/${id}`);
@@ -155,7 +173,11 @@ test("signed out: sign in, see app, client and scopes; approve posts approve and
   assert.equal(posts[0].headers.authorization, `Bearer ${session.access_token}`);
   assert.equal(posts[0].headers.apikey, ANON_KEY);
   assert.equal(posts[0].headers.origin, EDGE_ORIGIN);
-  assert.equal(calls("GET", `/auth/v1/oauth/authorizations/${id}`).length, 1, "details read once (the GET changes state)");
+  assert.equal(
+    calls("GET", `/auth/v1/oauth/authorizations/${id}`).length,
+    1,
+    "details read once (the GET changes state)",
+  );
 
   // Signed in now (supabase-js keeps the session in this origin's storage): another client, deny.
   const id2 = await authorize(page, OTHER, "email", "s-deny");

@@ -57,7 +57,7 @@ CHUMBO_EDGE_ID=consent-edge-off CHUMBO_PORT="$CONSENT_OFF_PORT" \
   EDGE_DATABASE_URL="$NO_DB" "$ROOT/scripts/edge.sh" start >/dev/null
 CHUMBO_EDGE_ID=consent-edge-bad CHUMBO_PORT="$CONSENT_BAD_PORT" \
   CHUMBO_PUBLIC_URL="http://localhost:$CONSENT_BAD_PORT/functions/v1/mcp" CHUMBO_CONSENT_PAGE=on \
-  SUPABASE_URL="http://127.0.0.1:$CONSENT_AUTH_PORT" SUPABASE_ANON_KEY= \
+  SUPABASE_URL="http://127.0.0.1:$CONSENT_AUTH_PORT" SUPABASE_ANON_KEY='' \
   EDGE_DATABASE_URL="$NO_DB" "$ROOT/scripts/edge.sh" start >/dev/null
 
 # 3.

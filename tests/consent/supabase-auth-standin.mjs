@@ -47,6 +47,7 @@ export async function startSupabaseAuthStandin({
   const consents = new Map(); // `${user}/${client}` -> Set of scopes
   const requests = [];
   const sessions = []; // {user, access_token} issued by the password grant
+  // deno-lint-ignore prefer-const -- set once the server listens (port 0); read by the handlers below
   let base;
 
   const sign = (claims) => {
@@ -83,8 +84,10 @@ export async function startSupabaseAuthStandin({
     } catch {
       return false;
     }
-    if (site.hostname === o.hostname && site.protocol === o.protocol &&
-        (site.port === o.port || o.hostname === "localhost")) return true;
+    if (
+      site.hostname === o.hostname && site.protocol === o.protocol &&
+      (site.port === o.port || o.hostname === "localhost")
+    ) return true;
     if (o.hostname === "127.0.0.1" || o.hostname === "[::1]") return true;
     return uriAllowList.includes(origin);
   }
@@ -111,7 +114,9 @@ export async function startSupabaseAuthStandin({
     if (!q.get("redirect_uri")) return apiError(res, 400, "validation_failed", "redirect_uri is required");
     if (!client) return apiError(res, 400, "oauth_client_not_found", "invalid client_id");
     const redirectUri = q.get("redirect_uri");
-    if (!client.redirect_uris.includes(redirectUri)) return apiError(res, 400, "validation_failed", "invalid redirect_uri");
+    if (!client.redirect_uris.includes(redirectUri)) {
+      return apiError(res, 400, "validation_failed", "invalid redirect_uri");
+    }
     const state = q.get("state") ?? "";
     const scope = q.get("scope") || "email";
     const bad = (q.get("response_type") ?? "code") !== "code"
@@ -124,11 +129,22 @@ export async function startSupabaseAuthStandin({
       ? "code_challenge_method must be S256 or plain"
       : null;
     if (bad) {
-      res.writeHead(302, { location: redirectWith(redirectUri, { error: "invalid_request", error_description: bad, state }) });
+      res.writeHead(302, {
+        location: redirectWith(redirectUri, { error: "invalid_request", error_description: bad, state }),
+      });
       return res.end();
     }
     const id = crypto.randomBytes(24).toString("base64").replace(/[^A-Za-z0-9]/g, "").slice(0, 32).padEnd(32, "a");
-    authorizations.set(id, { id, client_id: client.id, redirect_uri: redirectUri, scope, state, status: "pending", user_id: null, code: null });
+    authorizations.set(id, {
+      id,
+      client_id: client.id,
+      redirect_uri: redirectUri,
+      scope,
+      state,
+      status: "pending",
+      user_id: null,
+      code: null,
+    });
     res.writeHead(302, { location: `${siteUrl.replace(/\/+$/, "")}${authorizationPath}?authorization_id=${id}` });
     res.end();
   }
@@ -141,12 +157,16 @@ export async function startSupabaseAuthStandin({
   }
 
   function details(req, res, id) {
-    if (!originAllowed(req.headers.origin)) return apiError(res, 400, "validation_failed", "unauthorized request origin");
+    if (!originAllowed(req.headers.origin)) {
+      return apiError(res, 400, "validation_failed", "unauthorized request origin");
+    }
     const u = user(req, res);
     if (!u) return;
     const a = authorizations.get(id);
     if (!a) return apiError(res, 404, "oauth_authorization_not_found", "authorization not found");
-    if (a.status !== "pending") return apiError(res, 400, "validation_failed", "authorization request cannot be processed");
+    if (a.status !== "pending") {
+      return apiError(res, 400, "validation_failed", "authorization request cannot be processed");
+    }
     if (a.user_id === null) {
       a.user_id = u.id; // the first call binds the request to this user
       const granted = consents.get(`${u.id}/${a.client_id}`);
@@ -168,7 +188,9 @@ export async function startSupabaseAuthStandin({
   }
 
   function consent(req, res, id, body) {
-    if (!originAllowed(req.headers.origin)) return apiError(res, 400, "validation_failed", "unauthorized request origin");
+    if (!originAllowed(req.headers.origin)) {
+      return apiError(res, 400, "validation_failed", "unauthorized request origin");
+    }
     const u = user(req, res);
     if (!u) return;
     if (body === undefined) return apiError(res, 400, "bad_json", "invalid JSON body");
@@ -177,7 +199,9 @@ export async function startSupabaseAuthStandin({
     }
     const a = authorizations.get(id);
     if (!a) return apiError(res, 404, "oauth_authorization_not_found", "authorization not found");
-    if (a.status !== "pending") return apiError(res, 400, "validation_failed", "authorization request is no longer pending");
+    if (a.status !== "pending") {
+      return apiError(res, 400, "validation_failed", "authorization request is no longer pending");
+    }
     if (a.user_id !== u.id) return apiError(res, 404, "oauth_authorization_not_found", "authorization not found");
     if (body.action === "approve") {
       approve(a, u);
@@ -185,7 +209,11 @@ export async function startSupabaseAuthStandin({
     }
     a.status = "denied";
     send(res, 200, {
-      redirect_url: redirectWith(a.redirect_uri, { error: "access_denied", error_description: "User denied the request", state: a.state }),
+      redirect_url: redirectWith(a.redirect_uri, {
+        error: "access_denied",
+        error_description: "User denied the request",
+        state: a.state,
+      }),
     });
   }
 
@@ -194,14 +222,32 @@ export async function startSupabaseAuthStandin({
     if (!u) return apiError(res, 400, "invalid_credentials", "Invalid login credentials");
     const now = Math.floor(Date.now() / 1000);
     const access_token = sign({
-      iss: `${base}/auth/v1`, sub: u.id, aud: "authenticated", exp: now + 3600, iat: now, email: u.email,
-      role: "authenticated", aal: "aal1", session_id: crypto.randomUUID(), is_anonymous: false,
+      iss: `${base}/auth/v1`,
+      sub: u.id,
+      aud: "authenticated",
+      exp: now + 3600,
+      iat: now,
+      email: u.email,
+      role: "authenticated",
+      aal: "aal1",
+      session_id: crypto.randomUUID(),
+      is_anonymous: false,
     });
     sessions.push({ user: u.id, access_token });
     send(res, 200, {
-      access_token, token_type: "bearer", expires_in: 3600, expires_at: now + 3600,
+      access_token,
+      token_type: "bearer",
+      expires_in: 3600,
+      expires_at: now + 3600,
       refresh_token: crypto.randomBytes(12).toString("hex"),
-      user: { id: u.id, aud: "authenticated", role: "authenticated", email: u.email, app_metadata: {}, user_metadata: {} },
+      user: {
+        id: u.id,
+        aud: "authenticated",
+        role: "authenticated",
+        email: u.email,
+        app_metadata: {},
+        user_metadata: {},
+      },
     });
   }
 
@@ -215,7 +261,13 @@ export async function startSupabaseAuthStandin({
       try {
         body = raw ? JSON.parse(raw) : null;
       } catch { /* stays undefined: not JSON */ }
-      requests.push({ method: req.method, path: url.pathname, search: url.search, headers: { ...req.headers }, body: body ?? raw });
+      requests.push({
+        method: req.method,
+        path: url.pathname,
+        search: url.search,
+        headers: { ...req.headers },
+        body: body ?? raw,
+      });
       if (url.pathname === "/callback") { // the MCP client's redirect URI, not Supabase
         res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
         return res.end("<!doctype html><title>MCP client callback</title><p>callback received</p>");

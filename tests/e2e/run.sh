@@ -36,9 +36,9 @@ cleanup() {
   CHUMBO_EDGE_ID=e2e-edge-pgbouncer "$ROOT/scripts/edge.sh" stop || true
   CHUMBO_EDGE_ID=e2e-edge-shutdown "$ROOT/scripts/edge.sh" stop || true
   CHUMBO_EDGE_ID=e2e-edge-aux "$ROOT/scripts/edge.sh" stop || true
-  [[ -n "$JWKS_PID" ]] && kill "$JWKS_PID" 2>/dev/null || true
+  if [[ -n "$JWKS_PID" ]]; then kill "$JWKS_PID" 2>/dev/null || true; fi
   if [[ -n "$PGB_DIR" ]]; then
-    [[ -f "$PGB_DIR/pgbouncer.pid" ]] && kill "$(cat "$PGB_DIR/pgbouncer.pid")" 2>/dev/null || true
+    if [[ -f "$PGB_DIR/pgbouncer.pid" ]]; then kill "$(cat "$PGB_DIR/pgbouncer.pid")" 2>/dev/null || true; fi
     sleep 0.3
     rm -rf "$PGB_DIR"
   fi
@@ -85,12 +85,13 @@ pick_port E2E_AUX_JWKS_PORT
 # mint_env PORT: the variables the test files read, for the edge on PORT.
 mint_env() {
   local url="http://localhost:$1/functions/v1/mcp" m=(deno run -A "$ROOT/scripts/mint-token.ts")
-  export MCP_URL="$url"
-  export ALICE_TOKEN="$(CHUMBO_PUBLIC_URL=$url "${m[@]}" alice)"
-  export BOB_TOKEN="$(CHUMBO_PUBLIC_URL=$url "${m[@]}" bob)"
-  export EXPIRED_TOKEN="$(CHUMBO_PUBLIC_URL=$url "${m[@]}" alice --expired)"
-  export FORGED_TOKEN="$(CHUMBO_PUBLIC_URL=$url "${m[@]}" alice --wrong-key)"
-  export WRONG_AUD_TOKEN="$(CHUMBO_PUBLIC_URL=$url "${m[@]}" alice --aud=https://other.example.com/mcp)"
+  MCP_URL="$url"
+  ALICE_TOKEN="$(CHUMBO_PUBLIC_URL=$url "${m[@]}" alice)"
+  BOB_TOKEN="$(CHUMBO_PUBLIC_URL=$url "${m[@]}" bob)"
+  EXPIRED_TOKEN="$(CHUMBO_PUBLIC_URL=$url "${m[@]}" alice --expired)"
+  FORGED_TOKEN="$(CHUMBO_PUBLIC_URL=$url "${m[@]}" alice --wrong-key)"
+  WRONG_AUD_TOKEN="$(CHUMBO_PUBLIC_URL=$url "${m[@]}" alice --aud=https://other.example.com/mcp)"
+  export MCP_URL ALICE_TOKEN BOB_TOKEN EXPIRED_TOKEN FORGED_TOKEN WRONG_AUD_TOKEN
 }
 
 # 2. Edge straight to Postgres.
@@ -98,7 +99,7 @@ mint_env() {
 export E2E_DATABASE_URL="postgres://postgres@127.0.0.1:$PGPORT/$DB" E2E_KEEPALIVE_MS=300
 export E2E_EDGE_DATABASE_URL="postgres://chumbo_edge:$EDGE_PW@127.0.0.1:$PGPORT/$DB" E2E_SHUTDOWN_PORT="${E2E_SHUTDOWN_PORT:-54366}"
 # Origins are compared exactly; ts/clients.test.mjs calls as a page of the MCP Inspector would.
-CHUMBO_EDGE_ID=e2e-edge CHUMBO_PORT="$E2E_PORT" CHUMBO_PUBLIC_URL= CHUMBO_KEEPALIVE_MS="$E2E_KEEPALIVE_MS" \
+CHUMBO_EDGE_ID=e2e-edge CHUMBO_PORT="$E2E_PORT" CHUMBO_PUBLIC_URL='' CHUMBO_KEEPALIVE_MS="$E2E_KEEPALIVE_MS" \
   CHUMBO_ALLOWED_ORIGINS=http://localhost:6274 \
   EDGE_DATABASE_URL="postgres://chumbo_edge:$EDGE_PW@127.0.0.1:$PGPORT/$DB" "$ROOT/scripts/edge.sh" start
 mint_env "$E2E_PORT"
@@ -159,7 +160,7 @@ status() { # status URL TOKEN: HTTP status of a ping
 courier() {
   local without; without="$(status "$MCP_URL" "$ALICE_TOKEN")"   # MCP_URL/tokens of the first edge
   [[ "$without" == 401 ]] || { warn "without a JWKS the database should refuse the token, got $without"; return 1; }
-  CHUMBO_EDGE_ID=e2e-edge-pgbouncer CHUMBO_PORT="$PGB_EDGE_PORT" CHUMBO_PUBLIC_URL= CHUMBO_DB_PREPARE=false CHUMBO_DB_POOL=16 \
+  CHUMBO_EDGE_ID=e2e-edge-pgbouncer CHUMBO_PORT="$PGB_EDGE_PORT" CHUMBO_PUBLIC_URL='' CHUMBO_DB_PREPARE=false CHUMBO_DB_POOL=16 \
     CHUMBO_JWKS_URL="http://127.0.0.1:$JWKS_PORT/jwks.json" \
     EDGE_DATABASE_URL="postgres://chumbo_edge:$EDGE_PW@127.0.0.1:$PGB_PORT/$DB" "$ROOT/scripts/edge.sh" start
   mint_env "$PGB_EDGE_PORT"

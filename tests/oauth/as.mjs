@@ -1,3 +1,4 @@
+// deno-lint-ignore-file require-await -- oidc-provider's hooks and adapter methods return promises
 // A real OAuth 2.1 authorization server for the OAuth end-to-end test: the `oidc-provider`
 // package (pinned in package.json), configured the way an MCP deployment needs it:
 //   - dynamic client registration (RFC 7591), open, public clients (token_endpoint_auth_method none)
@@ -20,10 +21,25 @@ import crypto from "node:crypto";
 import Provider from "oidc-provider";
 
 export const ACCOUNTS = {
-  alice: { accountId: "aaaaaaaa-0000-4000-8000-000000000001", password: "wonderland", name: "Alice", email: "alice@acme.example" },
-  bob: { accountId: "bbbbbbbb-0000-4000-8000-000000000002", password: "builder", name: "Bob", email: "bob@globex.example" },
+  alice: {
+    accountId: "aaaaaaaa-0000-4000-8000-000000000001",
+    password: "wonderland",
+    name: "Alice",
+    email: "alice@acme.example",
+  },
+  bob: {
+    accountId: "bbbbbbbb-0000-4000-8000-000000000002",
+    password: "builder",
+    name: "Bob",
+    email: "bob@globex.example",
+  },
   // A member of nothing in the example app: authenticated, but RLS shows her no rows.
-  carol: { accountId: "cccccccc-0000-4000-8000-000000000003", password: "nowhere", name: "Carol", email: "carol@example.test" },
+  carol: {
+    accountId: "cccccccc-0000-4000-8000-000000000003",
+    password: "nowhere",
+    name: "Carol",
+    email: "carol@example.test",
+  },
 };
 
 const html = (s) => String(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -31,7 +47,9 @@ const html = (s) => String(s).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`
 function page(title, uid, prompt, inner) {
   return `<!doctype html><html><head><meta charset="utf-8"><title>${html(title)}</title></head>
 <body data-prompt="${html(prompt)}"><h1>${html(title)}</h1>
-<form method="post" action="/interaction/${html(uid)}/${html(prompt)}">${inner}<button type="submit">Continue</button></form>
+<form method="post" action="/interaction/${html(uid)}/${
+    html(prompt)
+  }">${inner}<button type="submit">Continue</button></form>
 </body></html>`;
 }
 
@@ -77,7 +95,9 @@ async function interaction(provider, req, res) {
     if (!acct || acct.password !== form.get("password")) {
       return provider.interactionFinished(req, res, { error: "access_denied", error_description: "wrong credentials" });
     }
-    return provider.interactionFinished(req, res, { login: { accountId: acct.accountId } }, { mergeWithLastSubmission: false });
+    return provider.interactionFinished(req, res, { login: { accountId: acct.accountId } }, {
+      mergeWithLastSubmission: false,
+    });
   }
   if (req.method === "POST" && action === "consent") {
     await readForm(req);
@@ -88,7 +108,9 @@ async function interaction(provider, req, res) {
     if (d.missingOIDCScope) grant.addOIDCScope(d.missingOIDCScope.join(" "));
     if (d.missingOIDCClaims) grant.addOIDCClaims(d.missingOIDCClaims);
     if (d.missingResourceScopes) {
-      for (const [indicator, scopes] of Object.entries(d.missingResourceScopes)) grant.addResourceScope(indicator, scopes.join(" "));
+      for (const [indicator, scopes] of Object.entries(d.missingResourceScopes)) {
+        grant.addResourceScope(indicator, scopes.join(" "));
+      }
     }
     // A resource asked for without scopes still has to be in the grant.
     for (const r of [].concat(params.resource ?? [])) grant.addResourceScope(r, "");
@@ -104,11 +126,18 @@ async function interaction(provider, req, res) {
  * URL is accepted when `acceptAnyResource` is true, so the test can get a token for some other
  * API from the same server). `registration: false` turns dynamic client registration off.
  */
-export async function startAuthorizationServer({ port = 0, host = "127.0.0.1", accessTokenTTL = 600, registration = true } = {}) {
+export async function startAuthorizationServer(
+  { port = 0, host = "127.0.0.1", accessTokenTTL = 600, registration = true } = {},
+) {
   let ttl = accessTokenTTL;
   let backdate = 0;
   const { privateKey } = crypto.generateKeyPairSync("ec", { namedCurve: "P-256" });
-  const signingKey = { ...privateKey.export({ format: "jwk" }), kid: `oauth-test-${crypto.randomUUID().slice(0, 8)}`, alg: "ES256", use: "sig" };
+  const signingKey = {
+    ...privateKey.export({ format: "jwk" }),
+    kid: `oauth-test-${crypto.randomUUID().slice(0, 8)}`,
+    alg: "ES256",
+    use: "sig",
+  };
 
   const server = http.createServer();
   await new Promise((resolve) => server.listen(port, host, resolve));
@@ -169,7 +198,14 @@ export async function startAuthorizationServer({ port = 0, host = "127.0.0.1", a
         },
       },
     },
-    ttl: { AccessToken: () => ttl, AuthorizationCode: 60, Grant: 3600, Interaction: 600, Session: 3600, RefreshToken: 3600 },
+    ttl: {
+      AccessToken: () => ttl,
+      AuthorizationCode: 60,
+      Grant: 3600,
+      Interaction: 600,
+      Session: 3600,
+      RefreshToken: 3600,
+    },
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     renderError: async (ctx, out, error) => {
       ctx.type = "json";
@@ -193,15 +229,33 @@ export async function startAuthorizationServer({ port = 0, host = "127.0.0.1", a
     }
   });
 
-  const publicJwks = { keys: [{ kty: signingKey.kty, crv: signingKey.crv, x: signingKey.x, y: signingKey.y, kid: signingKey.kid, alg: "ES256", use: "sig" }] };
+  const publicJwks = {
+    keys: [{
+      kty: signingKey.kty,
+      crv: signingKey.crv,
+      x: signingKey.x,
+      y: signingKey.y,
+      kid: signingKey.kid,
+      alg: "ES256",
+      use: "sig",
+    }],
+  };
 
   return {
     issuer,
     provider,
     publicJwks,
-    setAccessTokenTTL(seconds) { ttl = seconds; },
-    backdateAccessTokens(seconds) { backdate = seconds; },
-    close: () => new Promise((resolve) => { server.closeAllConnections?.(); server.close(() => resolve()); }),
+    setAccessTokenTTL(seconds) {
+      ttl = seconds;
+    },
+    backdateAccessTokens(seconds) {
+      backdate = seconds;
+    },
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections?.();
+        server.close(() => resolve());
+      }),
   };
 }
 

@@ -17,10 +17,22 @@ export function loggingFetch(mcpUrl) {
     const url = String(input instanceof Request ? input.url : input);
     const method = init.method ?? (input instanceof Request ? input.method : "GET");
     const headers = new Headers(init.headers ?? (input instanceof Request ? input.headers : undefined));
-    const body = typeof init.body === "string" ? init.body : init.body instanceof URLSearchParams ? init.body.toString() : undefined;
+    const body = typeof init.body === "string"
+      ? init.body
+      : init.body instanceof URLSearchParams
+      ? init.body.toString()
+      : undefined;
     const res = await fetch(input, init);
     const error = res.status >= 400 && url !== mcpUrl ? await res.clone().text() : undefined;
-    log.push({ method, url, authorization: headers.get("authorization"), body, status: res.status, wwwAuthenticate: res.headers.get("www-authenticate"), error });
+    log.push({
+      method,
+      url,
+      authorization: headers.get("authorization"),
+      body,
+      status: res.status,
+      wwwAuthenticate: res.headers.get("www-authenticate"),
+      error,
+    });
     if (process.env.OAUTH_DEBUG) console.error("CLIENT", method, url, res.status, error ?? "");
     return res;
   }
@@ -31,7 +43,10 @@ export function loggingFetch(mcpUrl) {
 export class UserAgent {
   cookies = new Map(); // name -> value (one origin: the authorization server)
   pages = []; // what the user saw: [{url, prompt}]
-  constructor(login, password) { this.login = login; this.password = password; }
+  constructor(login, password) {
+    this.login = login;
+    this.password = password;
+  }
 
   _store(res) {
     for (const c of res.headers.getSetCookie()) {
@@ -60,7 +75,9 @@ export class UserAgent {
         return new URL(url);
       }
       const res = await this._request(url, init);
-      if (process.env.OAUTH_DEBUG) console.error("UA", init.method ?? "GET", url, res.status, res.headers.get("location") ?? "");
+      if (process.env.OAUTH_DEBUG) {
+        console.error("UA", init.method ?? "GET", url, res.status, res.headers.get("location") ?? "");
+      }
       init = {};
       if (res.status >= 300 && res.status < 400) {
         url = new URL(res.headers.get("location"), url).href;
@@ -72,9 +89,15 @@ export class UserAgent {
       const action = /<form method="post" action="([^"]+)"/.exec(text)?.[1];
       assert.ok(prompt && action, `an interaction page: ${text}`);
       this.pages.push({ url, prompt });
-      const form = prompt === "login" ? new URLSearchParams({ login: this.login, password: this.password }) : new URLSearchParams();
+      const form = prompt === "login"
+        ? new URLSearchParams({ login: this.login, password: this.password })
+        : new URLSearchParams();
       url = new URL(action.replace(/&#(\d+);/g, (_, n) => String.fromCharCode(n)), url).href;
-      init = { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: form.toString() };
+      init = {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: form.toString(),
+      };
     }
     throw new Error("too many redirects");
   }
@@ -88,7 +111,11 @@ export async function startRedirectListener() {
     res.writeHead(200, { "content-type": "text/plain" }).end("Signed in. You can close this window.");
   });
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
-  return { url: `http://127.0.0.1:${server.address().port}/callback`, received, close: () => new Promise((r) => server.close(r)) };
+  return {
+    url: `http://127.0.0.1:${server.address().port}/callback`,
+    received,
+    close: () => new Promise((r) => server.close(r)),
+  };
 }
 
 // --- the OAuthClientProvider: in-memory state, redirect handled by the user agent ----------------
@@ -99,7 +126,9 @@ export class InMemoryOAuthProvider {
     this.savedTokens = [];
     this.authorizationCode = undefined;
   }
-  get redirectUrl() { return this._redirectUrl; }
+  get redirectUrl() {
+    return this._redirectUrl;
+  }
   get clientMetadata() {
     return {
       client_name: "chumbo OAuth end-to-end test",
@@ -110,16 +139,35 @@ export class InMemoryOAuthProvider {
       token_endpoint_auth_method: "none",
     };
   }
-  state() { return (this._state = crypto.randomBytes(16).toString("base64url")); }
-  clientInformation() { return this._client; }
-  saveClientInformation(info) { this._client = info; }
-  tokens() { return this._tokens; }
-  saveTokens(tokens) { this._tokens = tokens; this.savedTokens.push(tokens); }
-  saveCodeVerifier(v) { this._verifier = v; }
-  codeVerifier() { return this._verifier; }
+  state() {
+    return (this._state = crypto.randomBytes(16).toString("base64url"));
+  }
+  clientInformation() {
+    return this._client;
+  }
+  saveClientInformation(info) {
+    this._client = info;
+  }
+  tokens() {
+    return this._tokens;
+  }
+  saveTokens(tokens) {
+    this._tokens = tokens;
+    this.savedTokens.push(tokens);
+  }
+  saveCodeVerifier(v) {
+    this._verifier = v;
+  }
+  codeVerifier() {
+    return this._verifier;
+  }
   // Discovery results survive the redirect (finishAuth does not discover again).
-  discoveryState() { return this._discovery; }
-  saveDiscoveryState(state) { this._discovery = state; }
+  discoveryState() {
+    return this._discovery;
+  }
+  saveDiscoveryState(state) {
+    this._discovery = state;
+  }
   invalidateCredentials(scope) {
     if (scope === "all" || scope === "client") this._client = undefined;
     if (scope === "all" || scope === "tokens") this._tokens = undefined;

@@ -37,8 +37,17 @@ const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const DOCTOR = `${ROOT}supabase/functions/mcp/doctor.ts`;
 const OTHER_RESOURCE = "https://api.other.example/mcp";
 const CHECKS = [
-  "challenge", "resource-metadata", "as-metadata", "registration", "jwks",
-  "token-verified", "token-issuer", "token-audience", "token-expiry", "tools-list", "rls-rows",
+  "challenge",
+  "resource-metadata",
+  "as-metadata",
+  "registration",
+  "jwks",
+  "token-verified",
+  "token-issuer",
+  "token-audience",
+  "token-expiry",
+  "tools-list",
+  "rls-rows",
 ];
 
 // ---- tokens from the real authorization server: register, sign in, consent, code + PKCE ----------
@@ -70,7 +79,11 @@ async function userAgentAuthorize(authorizationUrl, redirectUri, account) {
     assert.ok(prompt && action, `an interaction page: ${text}`);
     const form = prompt === "login" ? { login: account, password: ACCOUNTS[account].password } : {};
     url = new URL(action.replace(/&#(\d+);/g, (_, n) => String.fromCharCode(n)), url).href;
-    init = { method: "POST", headers: { "content-type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(form).toString() };
+    init = {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams(form).toString(),
+    };
   }
   throw new Error("too many redirects");
 }
@@ -82,24 +95,44 @@ async function signIn(as, account, resource) {
   const clientInformation = await registerClient(as.issuer, {
     metadata,
     clientMetadata: {
-      client_name: "chumbo doctor test", application_type: "native", redirect_uris: [redirectUrl],
-      grant_types: ["authorization_code"], response_types: ["code"], token_endpoint_auth_method: "none",
+      client_name: "chumbo doctor test",
+      application_type: "native",
+      redirect_uris: [redirectUrl],
+      grant_types: ["authorization_code"],
+      response_types: ["code"],
+      token_endpoint_auth_method: "none",
     },
   });
   const { authorizationUrl, codeVerifier } = await startAuthorization(as.issuer, {
-    metadata, clientInformation, redirectUrl, scope: "mcp", resource: new URL(resource),
+    metadata,
+    clientInformation,
+    redirectUrl,
+    scope: "mcp",
+    resource: new URL(resource),
   });
   const back = await userAgentAuthorize(authorizationUrl, redirectUrl, account);
   const tokens = await exchangeAuthorization(as.issuer, {
-    metadata, clientInformation, authorizationCode: back.searchParams.get("code"), codeVerifier,
-    redirectUri: redirectUrl, resource: new URL(resource),
+    metadata,
+    clientInformation,
+    authorizationCode: back.searchParams.get("code"),
+    codeVerifier,
+    redirectUri: redirectUrl,
+    resource: new URL(resource),
   });
   return tokens.access_token;
 }
 
 // ---- the system under test -------------------------------------------------------------------------------
 function configure(settings) {
-  execFileSync("psql", ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-v", `settings=${JSON.stringify(settings)}`, DATABASE_URL], {
+  execFileSync("psql", [
+    "-X",
+    "-q",
+    "-v",
+    "ON_ERROR_STOP=1",
+    "-v",
+    `settings=${JSON.stringify(settings)}`,
+    DATABASE_URL,
+  ], {
     input: "select chumbo.configure(:'settings'::jsonb);\n",
     stdio: ["pipe", "ignore", "inherit"],
   });
@@ -109,8 +142,13 @@ function configure(settings) {
 function startEdge2(authorizationServers) {
   execFileSync(`${ROOT}scripts/edge.sh`, ["start"], {
     env: {
-      ...process.env, CHUMBO_EDGE_ID: "doctor-edge", CHUMBO_PORT: String(EDGE2_PORT), CHUMBO_PUBLIC_URL: EDGE2_URL,
-      CHUMBO_AUTHORIZATION_SERVERS: authorizationServers, CHUMBO_SCOPES_SUPPORTED: "mcp", EDGE_DATABASE_URL: EDGE2_DATABASE_URL,
+      ...process.env,
+      CHUMBO_EDGE_ID: "doctor-edge",
+      CHUMBO_PORT: String(EDGE2_PORT),
+      CHUMBO_PUBLIC_URL: EDGE2_URL,
+      CHUMBO_AUTHORIZATION_SERVERS: authorizationServers,
+      CHUMBO_SCOPES_SUPPORTED: "mcp",
+      EDGE_DATABASE_URL: EDGE2_DATABASE_URL,
     },
     stdio: ["ignore", "ignore", "inherit"],
   });
@@ -206,7 +244,11 @@ describe("the remote doctor", () => {
     const report = await assertDoctor(url, {
       token: alice,
       expected: { "resource-metadata": "FAIL" },
-      next: { "resource-metadata": new RegExp(`^set the edge's CHUMBO_PUBLIC_URL to exactly the URL clients connect to \\(${escape(url)}\\)`) },
+      next: {
+        "resource-metadata": new RegExp(
+          `^set the edge's CHUMBO_PUBLIC_URL to exactly the URL clients connect to \\(${escape(url)}\\)`,
+        ),
+      },
     });
     assert.equal(
       detail(report, "resource-metadata"),
@@ -248,16 +290,26 @@ describe("the remote doctor", () => {
     const report = await assertDoctor(MCP_URL, {
       token: other,
       expected: notJudged("token-audience"),
-      next: { "token-audience": new RegExp(`^the token must be issued for this server: the client asks for it with resource=${escape(MCP_URL)}`) },
+      next: {
+        "token-audience": new RegExp(
+          `^the token must be issued for this server: the client asks for it with resource=${escape(MCP_URL)}`,
+        ),
+      },
     });
-    assert.match(detail(report, "token-audience"), /was not issued for this server \(aud "https:\/\/api\.other\.example\/mcp"\)/);
+    assert.match(
+      detail(report, "token-audience"),
+      /was not issued for this server \(aud "https:\/\/api\.other\.example\/mcp"\)/,
+    );
   });
 
   test("an expired token", async () => {
     const report = await assertDoctor(MCP_URL, {
       token: expired,
       expected: notJudged("token-expiry"),
-      next: { "token-expiry": /^sign in again \(or refresh\) to get a new token; MCP clients refresh on this 401 by themselves$/ },
+      next: {
+        "token-expiry":
+          /^sign in again \(or refresh\) to get a new token; MCP clients refresh on this 401 by themselves$/,
+      },
     });
     assert.match(detail(report, "token-expiry"), /the token has expired \(exp .* s ago/);
   });
@@ -268,7 +320,11 @@ describe("the remote doctor", () => {
       await assertDoctor(MCP_URL, {
         token: alice,
         expected: notJudged("token-issuer"),
-        next: { "token-issuer": new RegExp(`^add the token's issuer exactly as written \\("${escape(as.issuer)}"\\) to jwt_issuers`) },
+        next: {
+          "token-issuer": new RegExp(
+            `^add the token's issuer exactly as written \\("${escape(as.issuer)}"\\) to jwt_issuers`,
+          ),
+        },
       });
     } finally {
       configure({ jwt_issuers: [as.issuer] });
@@ -280,7 +336,9 @@ describe("the remote doctor", () => {
       token: carol,
       tokenArg: true, // --token on the command line
       expected: { "rls-rows": "FAIL" },
-      next: { "rls-rows": new RegExp(`^row-level security decides what a user sees: .*= "${ACCOUNTS.carol.accountId}"`) },
+      next: {
+        "rls-rows": new RegExp(`^row-level security decides what a user sees: .*= "${ACCOUNTS.carol.accountId}"`),
+      },
     });
     assert.match(detail(report, "rls-rows"), /every list-style tool returns 0 rows: list_projects: 0 rows/);
   });

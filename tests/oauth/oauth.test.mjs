@@ -110,7 +110,9 @@ describe("OAuth 2.1: authorization code + PKCE + dynamic client registration", (
     // 3. the authorization server's metadata (RFC 8414 or OIDC discovery) under its issuer
     assert.equal(rAsMeta.method, "GET");
     assert.ok(
-      [`${as.issuer}/.well-known/oauth-authorization-server`, `${as.issuer}/.well-known/openid-configuration`].includes(rAsMeta.url),
+      [`${as.issuer}/.well-known/oauth-authorization-server`, `${as.issuer}/.well-known/openid-configuration`].includes(
+        rAsMeta.url,
+      ),
       rAsMeta.url,
     );
     assert.equal(rAsMeta.status, 200);
@@ -210,19 +212,30 @@ describe("OAuth 2.1: authorization code + PKCE + dynamic client registration", (
     // Alice authorizes the same client for some other API (RFC 8707 resource indicator).
     const info = provider.clientInformation();
     const { authorizationUrl, codeVerifier } = await startAuthorization(as.issuer, {
-      metadata: asMetadata, clientInformation: info, redirectUrl: redirect.url, scope: "mcp",
+      metadata: asMetadata,
+      clientInformation: info,
+      redirectUrl: redirect.url,
+      scope: "mcp",
       resource: new URL(OTHER_RESOURCE),
     });
     const back = await userAgent.authorize(authorizationUrl, redirect.url);
     const tokens = await exchangeAuthorization(as.issuer, {
-      metadata: asMetadata, clientInformation: info, authorizationCode: back.searchParams.get("code"),
-      codeVerifier, redirectUri: redirect.url, resource: new URL(OTHER_RESOURCE),
+      metadata: asMetadata,
+      clientInformation: info,
+      authorizationCode: back.searchParams.get("code"),
+      codeVerifier,
+      redirectUri: redirect.url,
+      resource: new URL(OTHER_RESOURCE),
     });
     const claims = jwtPart(tokens.access_token, 1);
     assert.equal(claims.aud, OTHER_RESOURCE);
     assert.equal(claims.iss, as.issuer);
     assert.equal(claims.sub, ALICE);
-    await assertInvalidToken(tokens.access_token, "token with aud=" + OTHER_RESOURCE, /aud|issued for|resource|server/i);
+    await assertInvalidToken(
+      tokens.access_token,
+      "token with aud=" + OTHER_RESOURCE,
+      /aud|issued for|resource|server/i,
+    );
   });
 
   test("an expired token: 401 invalid_token; the client refreshes on its own", async () => {
@@ -259,7 +272,11 @@ describe("OAuth 2.1: authorization code + PKCE + dynamic client registration", (
     const reuse = await fetch(asMetadata.token_endpoint, {
       method: "POST",
       headers: { "content-type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({ grant_type: "refresh_token", refresh_token: spentRefreshToken, client_id: provider.clientInformation().client_id }),
+      body: new URLSearchParams({
+        grant_type: "refresh_token",
+        refresh_token: spentRefreshToken,
+        client_id: provider.clientInformation().client_id,
+      }),
     });
     assert.equal(reuse.status, 400);
     assert.equal((await reuse.json()).error, "invalid_grant");
@@ -267,7 +284,15 @@ describe("OAuth 2.1: authorization code + PKCE + dynamic client registration", (
 
   test("the authorization server refuses an authorization request without PKCE", async () => {
     const u = new URL(asMetadata.authorization_endpoint);
-    for (const [k, v] of Object.entries({ response_type: "code", client_id: provider.clientInformation().client_id, redirect_uri: redirect.url, scope: "mcp", resource: MCP_URL })) {
+    for (
+      const [k, v] of Object.entries({
+        response_type: "code",
+        client_id: provider.clientInformation().client_id,
+        redirect_uri: redirect.url,
+        scope: "mcp",
+        resource: MCP_URL,
+      })
+    ) {
       u.searchParams.set(k, v);
     }
     const res = await fetch(u, { redirect: "manual" });

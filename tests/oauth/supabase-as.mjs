@@ -1,3 +1,4 @@
+// deno-lint-ignore-file require-await -- oidc-provider's hooks and adapter methods return promises
 // A local stand-in for Supabase Auth's OAuth 2.1 server (Supabase Auth itself cannot run here):
 // the same real authorization server as as.mjs (oidc-provider), shaped like Supabase Auth as
 // /work/shared/docs/supabase-oauth-notes.md (from supabase/auth's source) describes it, for what
@@ -141,7 +142,14 @@ export async function startSupabaseAuth({ port = 0, host = "127.0.0.1", accessTo
         },
       },
     },
-    ttl: { AccessToken: () => accessTokenTTL, AuthorizationCode: 600, Grant: 3600, Interaction: 600, Session: 3600, RefreshToken: 3600 },
+    ttl: {
+      AccessToken: () => accessTokenTTL,
+      AuthorizationCode: 600,
+      Grant: 3600,
+      Interaction: 600,
+      Session: 3600,
+      RefreshToken: 3600,
+    },
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     renderError: async (ctx, out, error) => {
       ctx.type = "json";
@@ -180,7 +188,14 @@ export async function startSupabaseAuth({ port = 0, host = "127.0.0.1", accessTo
       return sendJson(res, 400, { code: 400, error_code: "invalid_credentials", msg: "Invalid login credentials" });
     }
     const iat = Math.floor(Date.now() / 1000);
-    const claims = { iss: issuer, sub: acct.accountId, aud: "authenticated", exp: iat + accessTokenTTL, iat, ...userClaims(acct, "password", crypto.randomUUID()) };
+    const claims = {
+      iss: issuer,
+      sub: acct.accountId,
+      aud: "authenticated",
+      exp: iat + accessTokenTTL,
+      iat,
+      ...userClaims(acct, "password", crypto.randomUUID()),
+    };
     const user = { id: acct.accountId, aud: "authenticated", role: "authenticated", email: acct.email };
     return sendJson(res, 200, {
       access_token: sign(claims),
@@ -207,7 +222,9 @@ export async function startSupabaseAuth({ port = 0, host = "127.0.0.1", accessTo
       // Supabase's RFC 8414 metadata: the same document as its OpenID configuration.
       return mounted(req, res, "/.well-known/openid-configuration");
     }
-    if (url.pathname === `${AUTH}/token` && req.method === "POST" && url.searchParams.get("grant_type") === "password") {
+    if (
+      url.pathname === `${AUTH}/token` && req.method === "POST" && url.searchParams.get("grant_type") === "password"
+    ) {
       return passwordGrant(req, res).catch((e) => sendJson(res, 500, { code: 500, msg: String(e) }));
     }
     if (url.pathname === `${AUTH}/oauth/authorize` && !url.searchParams.has("scope")) {
@@ -220,14 +237,28 @@ export async function startSupabaseAuth({ port = 0, host = "127.0.0.1", accessTo
     sendJson(res, 404, { code: 404, error_code: "not_found", msg: "Not found" });
   });
 
-  const publicJwks = { keys: [{ kty: signingKey.kty, crv: signingKey.crv, x: signingKey.x, y: signingKey.y, kid, alg: "ES256", use: "sig" }] };
+  const publicJwks = {
+    keys: [{
+      kty: signingKey.kty,
+      crv: signingKey.crv,
+      x: signingKey.x,
+      y: signingKey.y,
+      kid,
+      alg: "ES256",
+      use: "sig",
+    }],
+  };
 
   return {
     projectUrl,
     issuer,
     provider,
     publicJwks,
-    close: () => new Promise((resolve) => { server.closeAllConnections?.(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections?.();
+        server.close(() => resolve());
+      }),
   };
 }
 

@@ -20,7 +20,15 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { ACCOUNTS } from "./as.mjs";
 import { startSupabaseAuth } from "./supabase-as.mjs";
-import { assertInvalidToken, InMemoryOAuthProvider, jwtPart, loggingFetch, rawCall, startRedirectListener, UserAgent } from "./client.mjs";
+import {
+  assertInvalidToken,
+  InMemoryOAuthProvider,
+  jwtPart,
+  loggingFetch,
+  rawCall,
+  startRedirectListener,
+  UserAgent,
+} from "./client.mjs";
 
 function need(name) {
   const v = process.env[name];
@@ -33,8 +41,22 @@ const DATABASE_URL = need("SUPABASE_DATABASE_URL");
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 // Every claim of a Supabase Auth OAuth access token (supabase/auth internal/tokens; no jti, no user_id).
 const SUPABASE_CLAIMS = [
-  "aal", "amr", "app_metadata", "aud", "client_id", "email", "exp", "iat", "is_anonymous", "iss",
-  "phone", "role", "scope", "session_id", "sub", "user_metadata",
+  "aal",
+  "amr",
+  "app_metadata",
+  "aud",
+  "client_id",
+  "email",
+  "exp",
+  "iat",
+  "is_anonymous",
+  "iss",
+  "phone",
+  "role",
+  "scope",
+  "session_id",
+  "sub",
+  "user_metadata",
 ].sort();
 
 function sql(query, vars = {}) {
@@ -80,7 +102,9 @@ describe("Supabase-shaped OAuth 2.1: the preset, the edge's Supabase defaults an
   });
 
   test("the preset alone: issuer, audience, JWKS URL (where the server publishes it), client_id required", async () => {
-    const effective = JSON.parse(sql("select chumbo.configure(jsonb_build_object('supabase_url', :'url'));\n", { url: as.projectUrl }));
+    const effective = JSON.parse(
+      sql("select chumbo.configure(jsonb_build_object('supabase_url', :'url'));\n", { url: as.projectUrl }),
+    );
     assert.equal(effective.auth_mode, "oauth");
     assert.deepEqual(effective.jwt_issuers, [as.issuer]);
     assert.deepEqual(effective.jwt_audience, ["authenticated"]);
@@ -88,7 +112,12 @@ describe("Supabase-shaped OAuth 2.1: the preset, the edge's Supabase defaults an
     assert.equal(effective.jwks, null, "no keys yet: the edge's courier brings them");
     // Supabase's two metadata documents (the RFC 8414 one is what the SDK finds first) point to
     // the JWKS the preset names.
-    for (const url of [`${as.projectUrl}/.well-known/oauth-authorization-server/auth/v1`, `${as.issuer}/.well-known/openid-configuration`]) {
+    for (
+      const url of [
+        `${as.projectUrl}/.well-known/oauth-authorization-server/auth/v1`,
+        `${as.issuer}/.well-known/openid-configuration`,
+      ]
+    ) {
       const meta = await (await fetch(url)).json();
       assert.equal(meta.issuer, as.issuer, url);
       assert.equal(meta.jwks_uri, effective.jwks_url, url);
@@ -115,7 +144,11 @@ describe("Supabase-shaped OAuth 2.1: the preset, the edge's Supabase defaults an
     assert.equal(prm.scopes_supported, undefined);
 
     // Discovery at the RFC 8414 path-inserted URL, registration at /auth/v1/oauth/clients/register.
-    assert.deepEqual([rAsMeta.method, rAsMeta.url, rAsMeta.status], ["GET", `${as.projectUrl}/.well-known/oauth-authorization-server/auth/v1`, 200]);
+    assert.deepEqual([rAsMeta.method, rAsMeta.url, rAsMeta.status], [
+      "GET",
+      `${as.projectUrl}/.well-known/oauth-authorization-server/auth/v1`,
+      200,
+    ]);
     assert.deepEqual([rReg.method, rReg.url, rReg.status], ["POST", `${as.issuer}/oauth/clients/register`, 201]);
     const info = provider.clientInformation();
     assert.match(info.client_id, UUID);
@@ -153,7 +186,11 @@ describe("Supabase-shaped OAuth 2.1: the preset, the edge's Supabase defaults an
     assert.equal(claims.scope, "email", "no scope asked: Supabase grants email");
 
     // With it, through the edge: Acme's projects only.
-    assert.deepEqual(projectNames(await alice.client.callTool({ name: "list_projects", arguments: {} })), ["Acme Anvil", "Acme Old Catapult", "Acme Rocket"]);
+    assert.deepEqual(projectNames(await alice.client.callTool({ name: "list_projects", arguments: {} })), [
+      "Acme Anvil",
+      "Acme Old Catapult",
+      "Acme Rocket",
+    ]);
     const last = log.at(-1);
     assert.deepEqual([last.url, last.status, last.authorization], [MCP_URL, 200, `Bearer ${token}`]);
 
@@ -170,9 +207,17 @@ describe("Supabase-shaped OAuth 2.1: the preset, the edge's Supabase defaults an
     assert.equal(claims.aud, "authenticated");
     assert.equal(claims.client_id, bob.provider.clientInformation().client_id);
     assert.notEqual(claims.client_id, alice.provider.clientInformation().client_id);
-    assert.deepEqual(projectNames(await bob.client.callTool({ name: "list_projects", arguments: {} })), ["Globex Doomsday Device", "Globex Retired Laser", "Globex Secret Plan"]);
+    assert.deepEqual(projectNames(await bob.client.callTool({ name: "list_projects", arguments: {} })), [
+      "Globex Doomsday Device",
+      "Globex Retired Laser",
+      "Globex Secret Plan",
+    ]);
     // Alice, still connected, still sees only Acme.
-    assert.deepEqual(projectNames(await alice.client.callTool({ name: "list_projects", arguments: {} })), ["Acme Anvil", "Acme Old Catapult", "Acme Rocket"]);
+    assert.deepEqual(projectNames(await alice.client.callTool({ name: "list_projects", arguments: {} })), [
+      "Acme Anvil",
+      "Acme Old Catapult",
+      "Acme Rocket",
+    ]);
   });
 
   test("the app's own session token (same issuer, key, aud and role; no client_id): 401 invalid_token", async () => {
@@ -186,7 +231,12 @@ describe("Supabase-shaped OAuth 2.1: the preset, the edge's Supabase defaults an
     const header = jwtPart(session, 0), claims = jwtPart(session, 1);
     // Everything chumbo checks besides client_id is what an MCP client's token has.
     assert.equal(header.kid, as.publicJwks.keys[0].kid);
-    assert.deepEqual([claims.iss, claims.aud, claims.sub, claims.role], [as.issuer, "authenticated", ACCOUNTS.alice.accountId, "authenticated"]);
+    assert.deepEqual([claims.iss, claims.aud, claims.sub, claims.role], [
+      as.issuer,
+      "authenticated",
+      ACCOUNTS.alice.accountId,
+      "authenticated",
+    ]);
     assert.ok(claims.exp > Date.now() / 1000, "not expired");
     assert.equal(claims.client_id, undefined);
     await assertInvalidToken(MCP_URL, session, "the app's session token", /client_id/);

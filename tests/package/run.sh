@@ -2,7 +2,7 @@
 # The package suite: install chumbo from the `make package` tarball alone, start a fresh cluster
 # on that install, run the README quickstart against it, then the 0.1.0 -> 0.2.0 upgrade test.
 #
-# Where it installs: by default into a private copy of the system PostgreSQL 15
+# Where it installs: by default into a private copy of the system PostgreSQL $PG_MAJOR
 # ($CHUMBO_PKG_ROOT, default /var/tmp/chumbo-<hash>/pkgroot/usr/{lib,share}/postgresql/$PG_MAJOR) from
 # which every chumbo file has been removed first, so only the tarball can provide the extension,
 # and the shared system install is never touched. PostgreSQL finds its share and lib directories
@@ -15,7 +15,8 @@ set -euo pipefail
 source "$(dirname "$0")/../../scripts/lib.sh"
 cd "$ROOT"
 
-TARBALL="${CHUMBO_PKG_TARBALL:-$(ls -t target/release/chumbo-*-pg$PG_MAJOR-*.tar.gz 2>/dev/null | head -n 1)}"
+# shellcheck disable=SC2012  # the newest by mtime; the names are make package's own (no odd characters)
+TARBALL="${CHUMBO_PKG_TARBALL:-$(ls -t target/release/chumbo-*-pg"$PG_MAJOR"-*.tar.gz 2>/dev/null | head -n 1)}"
 [[ -n "$TARBALL" && -s "$TARBALL" ]] || die "package: no tarball (run make package first)"
 PKG_ROOT="${CHUMBO_PKG_ROOT:-$BASE/pkgroot}"
 pick_port CHUMBO_PKG_PG_PORT
@@ -25,11 +26,11 @@ if [[ "$PKG_ROOT" == / ]]; then
   log "install $TARBALL over /"
   tar -xzf "$TARBALL" -C /
 else
-  log "install $TARBALL into a private PostgreSQL 15 at $PKG_ROOT (the system install is not touched)"
+  log "install $TARBALL into a private PostgreSQL $PG_MAJOR at $PKG_ROOT (the system install is not touched)"
   rm -rf "$PKG_ROOT" && mkdir -p "$PKG_ROOT/usr/lib/postgresql" "$PKG_ROOT/usr/share/postgresql"
-  cp -a /usr/lib/postgresql/$PG_MAJOR "$PKG_ROOT/usr/lib/postgresql/"
-  cp -a /usr/share/postgresql/$PG_MAJOR "$PKG_ROOT/usr/share/postgresql/"
-  rm -f "$PKG_ROOT"/usr/lib/postgresql/$PG_MAJOR/lib/chumbo.so "$PKG_ROOT"/usr/share/postgresql/$PG_MAJOR/extension/chumbo[.-]*
+  cp -a /usr/lib/postgresql/"$PG_MAJOR" "$PKG_ROOT/usr/lib/postgresql/"
+  cp -a /usr/share/postgresql/"$PG_MAJOR" "$PKG_ROOT/usr/share/postgresql/"
+  rm -f "$PKG_ROOT"/usr/lib/postgresql/"$PG_MAJOR"/lib/chumbo.so "$PKG_ROOT"/usr/share/postgresql/"$PG_MAJOR"/extension/chumbo[.-]*
   tar -xzf "$TARBALL" -C "$PKG_ROOT"
 fi
 BIN="$PKG_ROOT/usr/lib/postgresql/$PG_MAJOR/bin"
@@ -41,7 +42,9 @@ log "installed $(tar -tzf "$TARBALL" | grep -c '[^/]$') files: $(tar -tzf "$TARB
 # DIR/server.log: the regression suite reads the server log next to the data directory).
 DIR="$BASE/pkg-cluster"
 as_pg() { (cd "$DIR" && env -u RUST_BACKTRACE runuser -u postgres -- "$@"); }
-stop_cluster() { [[ -f "$DIR/data/postmaster.pid" ]] && as_pg "$BIN/pg_ctl" -D "$DIR/data" -m fast -w stop >/dev/null || true; }
+stop_cluster() {
+  if [[ -f "$DIR/data/postmaster.pid" ]]; then as_pg "$BIN/pg_ctl" -D "$DIR/data" -m fast -w stop >/dev/null || true; fi
+}
 stop_cluster
 trap stop_cluster EXIT
 pg_isready -q -h 127.0.0.1 -p "$PORT" -t 2 && die "port $PORT is already served; set CHUMBO_PKG_PG_PORT"

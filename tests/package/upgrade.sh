@@ -9,7 +9,7 @@
 #      members), pg_dump --schema-only of each, normalised: any difference fails
 #   d. nothing lost in chumbo_up: settings, state rows, keys, and the key still works through
 #      chumbo.http; then the SQL regression suite against an upgraded extension
-# Env: PGPORT (required), PG_BIN (pg_dump's directory; default the system PostgreSQL 15),
+# Env: PGPORT (required), PG_BIN (pg_dump's directory; default lib.sh's PostgreSQL $PG_MAJOR),
 #      UPGRADE_SKIP_REGRESS=1 to skip the regression run.
 set -euo pipefail
 PKG_PG_BIN="${PG_BIN:-}"                  # lib.sh sets PG_BIN; an explicit one wins
@@ -28,6 +28,7 @@ load_app() {   # DB
 fresh_db() {   # DB [VERSION]: roles.sql + create extension
   q postgres -c "drop database if exists \"$1\" with (force)" -c "create database \"$1\""
   q "$1" -f "$ROOT/supabase/compat/roles.sql"
+  # shellcheck disable=SC2016  # in double quotes the single quotes are literal and $2 expands
   q "$1" -c "create extension chumbo${2:+ version '$2'}"
 }
 # A capability of our own, made in both databases (before the update in chumbo_up).

@@ -32,7 +32,7 @@ fi
 ((${#tests[@]})) || die "no tests in tests/regress/sql/"
 
 # Standalone use: bring up the throwaway test cluster if nothing answers on its port.
-pg_isready -q -h 127.0.0.1 -p "$PORT" -t 2 || CHUMBO_CLUSTER=test "$ROOT/scripts/cluster.sh" start
+pg_isready -q -h 127.0.0.1 -p "$PORT" -t 2 || CHUMBO_CLUSTER='test' "$ROOT/scripts/cluster.sh" start
 
 # From template1, with `if not exists`: tests/package/upgrade.sh puts an upgraded chumbo there.
 log "recreate database $DB (port $PORT): roles, extension, helpers"

@@ -36,14 +36,20 @@ for (const [user, { org, other, project, otherProject }] of Object.entries(USERS
     });
 
     test("tools/call into another organization's row fails like a missing row", async () => {
-      const res = await client.callTool({ name: "rename_project", arguments: { project_id: otherProject, name: "pwned" } });
+      const res = await client.callTool({
+        name: "rename_project",
+        arguments: { project_id: otherProject, name: "pwned" },
+      });
       assert.equal(res.isError, true);
       assert.match(res.content[0].text, /project not found/);
     });
 
     test("resources/read of an own project through the template", async () => {
       const { resourceTemplates } = await client.listResourceTemplates();
-      assert.ok(resourceTemplates.some((t) => t.uriTemplate === "app://projects/{id}"), JSON.stringify(resourceTemplates));
+      assert.ok(
+        resourceTemplates.some((t) => t.uriTemplate === "app://projects/{id}"),
+        JSON.stringify(resourceTemplates),
+      );
       const uri = `app://projects/${project}`;
       const { contents } = await client.readResource({ uri });
       assert.equal(contents.length, 1);
@@ -105,8 +111,11 @@ describe("authentication", () => {
   test("missing token: 401 with resource_metadata", () => assert401(undefined, { invalidToken: false }));
   test("expired token: 401 invalid_token", () => assert401(TOKENS.expired, { invalidToken: true }));
   test("token signed by another key: 401 invalid_token", () => assert401(TOKENS.forged, { invalidToken: true }));
-  test("token for another audience: 401 invalid_token", { skip: !TOKENS.wrongAudience }, () =>
-    assert401(TOKENS.wrongAudience, { invalidToken: true }));
+  test(
+    "token for another audience: 401 invalid_token",
+    { skip: !TOKENS.wrongAudience },
+    () => assert401(TOKENS.wrongAudience, { invalidToken: true }),
+  );
 });
 
 describe("HTTP edge", () => {
@@ -156,7 +165,13 @@ describe("HTTP edge", () => {
     const http = await import("node:http");
     const u = new URL(MCP_URL);
     const status = await new Promise((resolve, reject) => {
-      const req = http.request({ host: "127.0.0.1", port: u.port, path: u.pathname, method: "POST", headers: { host: "evil.example.com", "content-type": "application/json" } }, (r) => {
+      const req = http.request({
+        host: "127.0.0.1",
+        port: u.port,
+        path: u.pathname,
+        method: "POST",
+        headers: { host: "evil.example.com", "content-type": "application/json" },
+      }, (r) => {
         r.resume();
         resolve(r.statusCode);
       });
@@ -172,7 +187,8 @@ describe("HTTP edge", () => {
       headers: {
         origin: "http://localhost:6274",
         "access-control-request-method": "POST",
-        "access-control-request-headers": "authorization, content-type, mcp-protocol-version, mcp-method, mcp-name, mcp-param-region",
+        "access-control-request-headers":
+          "authorization, content-type, mcp-protocol-version, mcp-method, mcp-name, mcp-param-region",
       },
     });
     assert.equal(res.status, 204);

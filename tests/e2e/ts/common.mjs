@@ -21,8 +21,18 @@ export const TOKENS = {
 
 // The example app's seed (supabase/seed.sql): every name of an organization carries its name.
 export const USERS = {
-  alice: { org: "Acme", other: "Globex", project: "a1000000-0000-4000-8000-000000000001", otherProject: "b1000000-0000-4000-8000-000000000001" },
-  bob: { org: "Globex", other: "Acme", project: "b1000000-0000-4000-8000-000000000001", otherProject: "a1000000-0000-4000-8000-000000000001" },
+  alice: {
+    org: "Acme",
+    other: "Globex",
+    project: "a1000000-0000-4000-8000-000000000001",
+    otherProject: "b1000000-0000-4000-8000-000000000001",
+  },
+  bob: {
+    org: "Globex",
+    other: "Acme",
+    project: "b1000000-0000-4000-8000-000000000001",
+    otherProject: "a1000000-0000-4000-8000-000000000001",
+  },
 };
 
 export async function connect(token, url = MCP_URL) {

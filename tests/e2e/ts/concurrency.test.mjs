@@ -3,7 +3,7 @@
 // runs this file twice: edge -> Postgres, and edge -> pgbouncer (transaction pooling) -> Postgres.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
-import { connect, MCP_URL, TOKENS, USERS } from "./common.mjs";
+import { connect, TOKENS, USERS } from "./common.mjs";
 
 const TOTAL = Number(process.env.E2E_CALLS ?? 2000);
 const IN_FLIGHT = Number(process.env.E2E_IN_FLIGHT ?? 32);
@@ -29,7 +29,12 @@ function call(i) {
     case 2:
       return { user, other, kind: "search", req: { name: "search_documents", arguments: { query: "confidential" } } };
     default:
-      return { user, other, kind: "rename", req: { name: "rename_project", arguments: { project_id: otherProject, name: "pwned" } } };
+      return {
+        user,
+        other,
+        kind: "rename",
+        req: { name: "rename_project", arguments: { project_id: otherProject, name: "pwned" } },
+      };
   }
 }
 
@@ -50,10 +55,14 @@ test(`${TOTAL} interleaved Alice/Bob tools/call, ${IN_FLIGHT} in flight (${LABEL
         const org = USERS[user].org;
         if (kind === "list") {
           const rows = res.structuredContent?.rows ?? [];
-          if (res.isError || rows.length !== 3 || rows.some((r) => !r.name.startsWith(org))) failures.push({ i, user, kind, text });
+          if (res.isError || rows.length !== 3 || rows.some((r) => !r.name.startsWith(org))) {
+            failures.push({ i, user, kind, text });
+          }
         } else if (kind === "search") {
           const rows = res.structuredContent?.rows ?? [];
-          if (res.isError || rows.length !== 3 || rows.some((r) => !r.project.startsWith(org))) failures.push({ i, user, kind, text });
+          if (res.isError || rows.length !== 3 || rows.some((r) => !r.project.startsWith(org))) {
+            failures.push({ i, user, kind, text });
+          }
         } else if (!res.isError || !/project not found/.test(res.content?.[0]?.text)) {
           failures.push({ i, user, kind, text });
         }
@@ -65,7 +74,9 @@ test(`${TOTAL} interleaved Alice/Bob tools/call, ${IN_FLIGHT} in flight (${LABEL
   }
   await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
   const secs = (Date.now() - t0) / 1000;
-  console.log(`# ${LABEL}: ${TOTAL} calls in ${secs.toFixed(1)} s (${(TOTAL / secs).toFixed(0)}/s), ${JSON.stringify(counts)}`);
+  console.log(
+    `# ${LABEL}: ${TOTAL} calls in ${secs.toFixed(1)} s (${(TOTAL / secs).toFixed(0)}/s), ${JSON.stringify(counts)}`,
+  );
   assert.deepEqual(leaks, [], `rows of the other organization leaked: ${JSON.stringify(leaks.slice(0, 3))}`);
   assert.deepEqual(failures.slice(0, 5), [], `${failures.length} failed calls`);
   assert.equal(counts.list + counts.search + counts.rename, TOTAL);

@@ -150,7 +150,12 @@ describe("protected-resource metadata follows RFC 9728 §3.3", () => {
   };
 
   test("MCP URL with a path: path-inserted and function-local forms name it; the root does not exist", async () => {
-    for (const path of [`/.well-known/oauth-protected-resource${MCP.pathname}`, `${MCP.pathname}/.well-known/oauth-protected-resource`]) {
+    for (
+      const path of [
+        `/.well-known/oauth-protected-resource${MCP.pathname}`,
+        `${MCP.pathname}/.well-known/oauth-protected-resource`,
+      ]
+    ) {
       const r = await get(new URL(path, MCP));
       assert.equal(r.status, 200, path);
       assert.equal(r.body.resource, MCP_URL, path);
@@ -202,7 +207,10 @@ describe("slow HTTP clients", () => {
           `accept: application/json, text/event-stream\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
       );
       // the edge answers on its own, while the client still owes the rest of the body
-      assert.ok(await c.until(() => /\r\n\r\n\{.*\}$/s.test(c.data()), 10000), `no answer: ${JSON.stringify(c.data())}`);
+      assert.ok(
+        await c.until(() => /\r\n\r\n\{.*\}$/s.test(c.data()), 10000),
+        `no answer: ${JSON.stringify(c.data())}`,
+      );
       assert.match(c.data(), /^HTTP\/1\.1 408 /);
       assert.match(c.data(), /\r\nconnection: close\r\n/i);
       assert.match(c.data(), /"id":null,"error":\{"code":-32000,"message":"Request body not received within 1000 ms"/);
@@ -232,7 +240,12 @@ describe("a client that goes away cancels its SQL call", { skip: !DB_URL && "E2E
 
   test("tools/call slow_sleep(20): the backend stops sleeping soon after the client aborts", async () => {
     const ac = new AbortController();
-    const call = post({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "slow_sleep", arguments: { seconds: 20 } } }, {
+    const call = post({
+      jsonrpc: "2.0",
+      id: 7,
+      method: "tools/call",
+      params: { name: "slow_sleep", arguments: { seconds: 20 } },
+    }, {
       token: TOKENS.alice,
     }).then(() => {}, () => {});
     const fetching = fetch(MCP_URL, {
@@ -244,7 +257,12 @@ describe("a client that goes away cancels its SQL call", { skip: !DB_URL && "E2E
         "mcp-protocol-version": "2025-11-25",
         authorization: `Bearer ${TOKENS.alice}`,
       },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 8, method: "tools/call", params: { name: "slow_sleep", arguments: { seconds: 20 } } }),
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 8,
+        method: "tools/call",
+        params: { name: "slow_sleep", arguments: { seconds: 20 } },
+      }),
     }).catch(() => {});
     let pids = [];
     for (let i = 0; i < 200 && pids.length < 2; i++) {
@@ -287,7 +305,10 @@ async function openListen(token, notifications, id = `listen-${Math.random().toS
       method: "subscriptions/listen",
       params: {
         notifications,
-        _meta: { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} },
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {},
+        },
       },
     }),
   });
@@ -326,7 +347,9 @@ async function openListen(token, notifications, id = `listen-${Math.random().toS
 }
 
 function touchListProjects() {
-  psql("select format('comment on function mcp.list_projects is %L', obj_description('mcp.list_projects'::regproc, 'pg_proc')) \\gexec");
+  psql(
+    "select format('comment on function mcp.list_projects is %L', obj_description('mcp.list_projects'::regproc, 'pg_proc')) \\gexec",
+  );
 }
 
 describe("subscriptions/listen streams", { skip: !DB_URL && "E2E_DATABASE_URL not set" }, () => {
@@ -343,7 +366,9 @@ describe("subscriptions/listen streams", { skip: !DB_URL && "E2E_DATABASE_URL no
   test("a NOTIFY from any role changes nothing; a real change reaches exactly the kinds asked for", async () => {
     const s = await listen(TOKENS.alice, { toolsListChanged: true, promptsListChanged: true });
     // Any role may NOTIFY on any channel: the one chumbo's event trigger uses is no exception.
-    psql("set role authenticated; notify chumbo_capabilities, 'x'; reset role; set role anon; notify chumbo_capabilities, '{}'");
+    psql(
+      "set role authenticated; notify chumbo_capabilities, 'x'; reset role; set role anon; notify chumbo_capabilities, '{}'",
+    );
     // The edge re-checks on a NOTIFY (one chumbo.http call per stream); give it ample time to
     // (wrongly) pass something on. Any list_changed from here on would come from the spoof.
     await sleep(1500);
@@ -414,7 +439,9 @@ describe("subscriptions/listen streams", { skip: !DB_URL && "E2E_DATABASE_URL no
 const b64u = (v) => Buffer.from(typeof v === "string" ? v : JSON.stringify(v)).toString("base64url");
 function es256(claims, privateKey, kid) {
   const input = `${b64u({ alg: "ES256", kid, typ: "JWT" })}.${b64u(claims)}`;
-  return `${input}.${sign("sha256", Buffer.from(input), { key: privateKey, dsaEncoding: "ieee-p1363" }).toString("base64url")}`;
+  return `${input}.${
+    sign("sha256", Buffer.from(input), { key: privateKey, dsaEncoding: "ieee-p1363" }).toString("base64url")
+  }`;
 }
 const claimsOf = (token) => JSON.parse(Buffer.from(token.split(".")[1], "base64url").toString());
 
@@ -427,10 +454,12 @@ describe("JWKS courier", { skip: !DB_URL && "E2E_DATABASE_URL not set" }, () => 
     assert.equal(r.status, 0, r.stderr);
     devJwks = JSON.parse(r.stdout);
     served = devJwks;
-    server = createServer((_req, res) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(served)));
+    server = createServer((_req, res) =>
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(served))
+    );
     await new Promise((ok) => server.listen(AUX_JWKS_PORT, "127.0.0.1", ok));
   });
-  after(async () => {
+  after(() => {
     server?.close();
     if (devJwks) psql(`select chumbo.configure(jsonb_build_object('jwks', '${JSON.stringify(devJwks)}'::jsonb))`);
   });
@@ -509,7 +538,12 @@ describe("SSE framing of a tool's log and progress events", { skip: !DB_URL && "
 
   test("events arrive as `event: message` frames, in order, before the response", async () => {
     const res = await post(
-      { jsonrpc: "2.0", id: 21, method: "tools/call", params: { name: "sse_probe", arguments: {}, _meta: { progressToken: "p-21" } } },
+      {
+        jsonrpc: "2.0",
+        id: 21,
+        method: "tools/call",
+        params: { name: "sse_probe", arguments: {}, _meta: { progressToken: "p-21" } },
+      },
       { token: TOKENS.alice },
     );
     assert.equal(res.status, 200);
@@ -525,7 +559,14 @@ describe("SSE framing of a tool's log and progress events", { skip: !DB_URL && "
         ? `progress:${m.params.progressToken}:${m.params.progress}/${m.params.total}`
         : `response:${m.id}`
     );
-    assert.deepEqual(shape, ["log:one", "progress:p-21:1/3", "log:two", "progress:p-21:2/3", "progress:p-21:3/3", "response:21"]);
+    assert.deepEqual(shape, [
+      "log:one",
+      "progress:p-21:1/3",
+      "log:two",
+      "progress:p-21:2/3",
+      "progress:p-21:3/3",
+      "response:21",
+    ]);
     assert.match(JSON.stringify(msgs.at(-1).result), /done/);
   });
 });

@@ -18,7 +18,9 @@ const META = {
 async function connectModern(token) {
   const client = new Client({ name: "chumbo-e2e-ts-v2", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
   await client.connect(
-    new StreamableHTTPClientTransport(new URL(MCP_URL), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
+    new StreamableHTTPClientTransport(new URL(MCP_URL), {
+      requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    }),
   );
   return client;
 }
@@ -54,7 +56,9 @@ describe("TypeScript client 2.4.0, versionNegotiation auto", () => {
     assert.ok(!JSON.stringify(res).includes(USERS.alice.other));
   });
 
-  test("listen: a COMMENT in the database arrives as tools/list_changed", { skip: !DB_URL && "E2E_DATABASE_URL not set" }, async () => {
+  test("listen: a COMMENT in the database arrives as tools/list_changed", {
+    skip: !DB_URL && "E2E_DATABASE_URL not set",
+  }, async () => {
     const seen = [];
     client.setNotificationHandler("notifications/tools/list_changed", (n) => void seen.push(n));
     const sub = await client.listen({ toolsListChanged: true });
@@ -155,7 +159,9 @@ describe("edge shutdown", { skip: !process.env.E2E_EDGE_DATABASE_URL && "E2E_EDG
     try {
       client = new Client({ name: "chumbo-e2e-shutdown", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
       await client.connect(
-        new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${TOKENS.alice}` } } }),
+        new StreamableHTTPClientTransport(new URL(url), {
+          requestInit: { headers: { Authorization: `Bearer ${TOKENS.alice}` } },
+        }),
       );
       const sub = await client.listen({ toolsListChanged: true });
       edge("stop");

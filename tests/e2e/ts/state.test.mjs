@@ -11,7 +11,9 @@ import { connect, TOKENS, USERS } from "./common.mjs";
 const DB_URL = process.env.E2E_DATABASE_URL;
 if (!DB_URL) throw new Error("E2E_DATABASE_URL is not set (run the suite through tests/e2e/run.sh)");
 function sql(query) {
-  const r = spawnSync("psql", ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", DB_URL, "-c", query], { encoding: "utf8" });
+  const r = spawnSync("psql", ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", DB_URL, "-c", query], {
+    encoding: "utf8",
+  });
   if (r.status !== 0) throw new Error(`psql failed: ${r.stderr}`);
   return r.stdout.trim();
 }
@@ -35,7 +37,9 @@ test("the state, rate-limited and sandbox tools are listed", async () => {
   for (const user of ["alice", "bob"]) {
     const { tools } = await clients[user].listTools();
     const names = tools.map((t) => t.name);
-    for (const n of ["preference", "export_project", "open_workspace"]) assert.ok(names.includes(n), `${n} in ${names}`);
+    for (const n of ["preference", "export_project", "open_workspace"]) {
+      assert.ok(names.includes(n), `${n} in ${names}`);
+    }
     const pref = tools.find((t) => t.name === "preference");
     assert.deepEqual(pref.inputSchema.required, ["name"]);
     assert.ok(pref.inputSchema.properties.name.enum.includes("tone"));
@@ -87,7 +91,7 @@ describe("per-tool rate limit: export_project, 3 per minute per user", () => {
     // fell in one window. Four calls straddle a minute boundary at most once in a row.
     const minute = () => sql("select floor(extract(epoch from clock_timestamp()) / 60)::bigint");
     let results, first, last;
-    for (let attempt = 1; ; attempt++) {
+    for (let attempt = 1;; attempt++) {
       sql("delete from chumbo.rate_counters where bucket like 'tool:export_project:%'");
       first = minute();
       results = [];
@@ -98,11 +102,17 @@ describe("per-tool rate limit: export_project, 3 per minute per user", () => {
     }
     assert.deepEqual(results.map((r) => r.isError === true), [false, false, false, true], JSON.stringify(results));
     for (const r of results.slice(0, 3)) assert.match(r.content[0].text, new RegExp(`^# ${USERS.alice.org} `));
-    assert.match(results[3].content[0].text, /^Rate limit of 3 calls per minute reached for export_project: retry in \d+ s/);
+    assert.match(
+      results[3].content[0].text,
+      /^Rate limit of 3 calls per minute reached for export_project: retry in \d+ s/,
+    );
     const retry = Number(/retry in (\d+) s/.exec(results[3].content[0].text)[1]);
     assert.ok(retry >= 1 && retry <= 60, `retry in ${retry} s`);
     // the counter holds exactly the 3 allowed calls (a refused one is not counted)
-    assert.equal(sql("select string_agg(hits::text, ',') from chumbo.rate_counters where bucket like 'tool:export_project:%'"), "3");
+    assert.equal(
+      sql("select string_agg(hits::text, ',') from chumbo.rate_counters where bucket like 'tool:export_project:%'"),
+      "3",
+    );
     const bob = await call("bob", "export_project", { project_id: USERS.bob.project });
     assert.ok(!bob.isError, JSON.stringify(bob));
     assert.match(bob.content[0].text, new RegExp(`^# ${USERS.bob.org} `));

@@ -1,0 +1,60 @@
+-- What the HTTP edge's login role may do: chumbo.grant_edge, and the JWKS courier.
+
+-- The JWKS courier: an edge that fetches the issuer's keys hands them over here. Whoever may
+-- call this decides which keys sign valid tokens, so only the owner can turn it on (grant_edge
+-- with jwks_courier => true), only with a configured issuer, and every change is audited.
+create function chumbo.set_jwks(jwks jsonb) returns void
+language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
+declare
+    before jsonb;
+begin
+    if jwks is null or jsonb_typeof(jwks->'keys') is distinct from 'array' then
+        raise exception 'chumbo.set_jwks expects a JWKS object {"keys": [...]}';
+    end if;
+    if coalesce(jsonb_array_length((select value->'jwt_issuers' from chumbo.settings)), 0) = 0 then
+        raise exception 'chumbo.set_jwks: no issuer is configured (chumbo.configure jwt_issuers)';
+    end if;
+    select value->'jwks' into before from chumbo.settings;
+    if before is not distinct from jwks then
+        return;
+    end if;
+    update chumbo.settings set value = value || jsonb_build_object('jwks', jwks);
+    insert into chumbo.audit_events (trace_id, era, method, capability, principal, outcome, duration_ms, bytes, detail)
+    values (encode(chumbo._new_secret(), 'hex'), 'sql', 'chumbo.set_jwks', null, session_user::text, 'jwks changed', 0,
+            octet_length(jwks::text),
+            jsonb_build_object('kids', (select jsonb_agg(k->'kid') from jsonb_array_elements(jwks->'keys') k),
+                               'previous_kids', (select jsonb_agg(k->'kid') from jsonb_array_elements(before->'keys') k),
+                               'sha256', encode(sha256(convert_to(jwks::text, 'UTF8')), 'hex')));
+end $$;
+revoke all on function chumbo.set_jwks(jsonb) from public;
+comment on function chumbo.set_jwks(jsonb) is
+  'Replace the JWKS used to verify bearer tokens (the JWKS courier: an edge refreshing it from the issuer). Audited.';
+
+-- The edge's login role gets exactly what it needs, never superuser: chumbo.http, and the JWKS
+-- courier only when the owner asks for it. No chumbo.handle (it takes claims on trust), no
+-- membership in anon/authenticated (capabilities run as the caller's role without it).
+create function chumbo.grant_edge(edge_role regrole, jwks_courier boolean default false) returns void
+language plpgsql as $$
+declare
+    member text;
+begin
+    execute format('grant usage on schema chumbo to %s', edge_role);
+    execute format('grant execute on function chumbo.http(jsonb) to %s', edge_role);
+    execute format('revoke execute on function chumbo.handle(jsonb, jsonb) from %s', edge_role);
+    if jwks_courier then
+        execute format('grant execute on function chumbo.set_jwks(jsonb) to %s', edge_role);
+    else
+        execute format('revoke execute on function chumbo.set_jwks(jsonb) from %s', edge_role);
+    end if;
+    -- earlier versions made the edge a member of these; it must not be one
+    for member in
+        select r.rolname from pg_auth_members m join pg_roles r on r.oid = m.roleid
+         where m.member = edge_role and r.rolname in ('anon', 'authenticated', 'service_role')
+    loop
+        execute format('revoke %I from %s', member, edge_role);
+        raise notice 'chumbo.grant_edge: revoked membership in % from %', member, edge_role;
+    end loop;
+end $$;
+revoke all on function chumbo.grant_edge(regrole, boolean) from public;
+comment on function chumbo.grant_edge(regrole, boolean) is
+  'Give the HTTP edge''s login role what it needs: usage on schema chumbo and execute on chumbo.http; with jwks_courier => true also chumbo.set_jwks.';

@@ -1,0 +1,75 @@
+-- The capability registry's inputs: the capability version every backend compares its cached
+-- registry against, what moves it, and the type descriptor reflection reads (sql/reflect.sql,
+-- src/registry.rs).
+
+-- The capability version. Every DDL, COMMENT, GRANT and settings change takes a number from the
+-- sequence (which never rolls back, so any backend sees at once that something may have moved)
+-- and records it in chumbo.schema_changes in its own transaction (which becomes visible exactly
+-- when the change commits). A backend's registry is labelled with the newest committed number it
+-- could see when it read the catalog, so a change still open elsewhere is never cached under a
+-- number that its commit would not move again.
+create sequence chumbo.schema_version;
+revoke all on sequence chumbo.schema_version from public;
+create table chumbo.schema_changes (version bigint primary key);
+revoke all on chumbo.schema_changes from public;
+insert into chumbo.schema_changes values (nextval('chumbo.schema_version'));
+
+create function chumbo._schema_changed() returns void
+language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
+declare
+    v bigint := nextval('chumbo.schema_version');
+begin
+    insert into chumbo.schema_changes values (v);
+    -- keep the table small: only the newest number matters
+    delete from chumbo.schema_changes c where c.ctid in (
+        select ctid from chumbo.schema_changes where version < v - 64 limit 16 for update skip locked);
+end $$;
+revoke all on function chumbo._schema_changed() from public;
+
+-- SECURITY DEFINER: event triggers run with the rights of whoever ran the DDL (a migration role,
+-- `authenticated` creating a temp table); they must not need rights on chumbo's own objects.
+create function chumbo._bump_schema_version() returns event_trigger
+language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
+begin
+    perform chumbo._schema_changed();
+    -- subscriptions/listen streams (held by the edge) turn this into list-changed notifications
+    perform pg_notify('chumbo_capabilities', tg_tag);
+end $$;
+revoke all on function chumbo._bump_schema_version() from public;
+
+create event trigger chumbo_ddl_watch on ddl_command_end
+    execute function chumbo._bump_schema_version();
+create event trigger chumbo_drop_watch on sql_drop
+    execute function chumbo._bump_schema_version();
+
+create function chumbo._settings_changed() returns trigger
+language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
+begin
+    perform chumbo._schema_changed();
+    return null;
+end $$;
+revoke all on function chumbo._settings_changed() from public;
+
+-- Type descriptor used by reflection: enough to derive a JSON Schema without further catalog reads.
+create function chumbo._type_info(t oid, depth int default 0) returns jsonb
+language sql stable as $$
+    select jsonb_build_object(
+        'oid', ty.oid::int8,
+        'name', format_type(ty.oid, null),
+        -- schema-qualified, so generated SQL never depends on the caller's search_path
+        'sql', case when ty.typcategory = 'A' and ty.typelem <> 0
+            then (select quote_ident(en.nspname) || '.' || quote_ident(et.typname) || '[]'
+                  from pg_type et join pg_namespace en on en.oid = et.typnamespace where et.oid = ty.typelem)
+            else quote_ident(nsp.nspname) || '.' || quote_ident(ty.typname) end,
+        'typtype', ty.typtype,
+        'category', ty.typcategory,
+        'enum', case when ty.typtype = 'e' then
+            (select jsonb_agg(e.enumlabel order by e.enumsortorder) from pg_enum e where e.enumtypid = ty.oid) end,
+        'elem', case when ty.typcategory = 'A' and ty.typelem <> 0 and depth < 4
+            then chumbo._type_info(ty.typelem, depth + 1) end,
+        'base', case when ty.typtype = 'd' and depth < 4
+            then chumbo._type_info(ty.typbasetype, depth + 1) end
+    )
+    from pg_type ty join pg_namespace nsp on nsp.oid = ty.typnamespace where ty.oid = t
+$$;
+revoke all on function chumbo._type_info(oid, int) from public;

@@ -1,6 +1,7 @@
--- Every function in schema mcp with what the registry needs, as one jsonb array.
+-- Every function in schema mcp with what the registry needs, one jsonb row each: the fields of
+-- registry::ReflectedFunction (types: types::ReflectedType, from chumbo._type_info).
 -- Run as the extension owner by src/registry.rs whenever chumbo.schema_version moved.
-select coalesce(jsonb_agg(jsonb_build_object(
+select jsonb_build_object(
     'oid', p.oid::int8,
     'name', p.proname,
     'identity', p.oid::regprocedure::text,
@@ -27,7 +28,8 @@ select coalesce(jsonb_agg(jsonb_build_object(
             p.proargnames
         ) with ordinality as a(type, mode, name, ord)
     ), '[]'::jsonb)
-) order by p.proname, p.oid), '[]'::jsonb)
+)
 from pg_proc p
 join pg_namespace n on n.oid = p.pronamespace
 where n.nspname = 'mcp'
+order by p.proname, p.oid

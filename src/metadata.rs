@@ -119,8 +119,15 @@ pub enum Completion {
     Function(String),
 }
 
+#[derive(Debug, thiserror::Error)]
+pub enum MetadataError {
+    /// serde's message names the offending key and position.
+    #[error("@mcp metadata is invalid: {0}")]
+    Invalid(#[from] serde_json::Error),
+}
+
 /// Splits a COMMENT into its description and parsed metadata.
-pub fn parse_comment(comment: Option<&str>) -> (Option<String>, Result<Metadata, String>) {
+pub fn parse_comment(comment: Option<&str>) -> (Option<String>, Result<Metadata, MetadataError>) {
     let Some(comment) = comment else {
         return (None, Ok(Metadata::default()));
     };
@@ -132,8 +139,7 @@ pub fn parse_comment(comment: Option<&str>) -> (Option<String>, Result<Metadata,
     let description = (!description.is_empty()).then(|| description.to_string());
     let meta = match meta {
         None => Ok(Metadata::default()),
-        Some(text) => serde_json::from_str::<Metadata>(text.trim())
-            .map_err(|e| format!("@mcp metadata is invalid: {e}")),
+        Some(text) => serde_json::from_str::<Metadata>(text.trim()).map_err(MetadataError::from),
     };
     (description, meta)
 }
@@ -179,6 +185,100 @@ mod tests {
     #[pgrx::pg_test]
     fn unknown_metadata_keys_are_errors() {
         let (_, m) = parse_comment(Some("x @mcp {\"titel\": \"typo\"}"));
-        assert!(m.unwrap_err().contains("titel"));
+        assert!(m.unwrap_err().to_string().contains("titel"));
+    }
+
+    /// Well-formed comments: (comment, description, check of the parsed metadata).
+    #[pgrx::pg_test]
+    fn valid_metadata_blocks_parse() {
+        type Check = fn(&Metadata) -> bool;
+        let cases: [(Option<&str>, Option<&str>, Check); 9] = [
+            (None, None, |m| m.scopes.is_empty() && !m.prompt),
+            (Some("  "), None, |m| m.resource.is_none()),
+            (Some("@mcp {}"), None, |m| m.params.is_empty()),
+            (Some("Greet. @mcp {\"prompt\": true}"), Some("Greet."), |m| {
+                m.prompt
+            }),
+            (
+                Some("Doc.\n@mcp {\"resource\": \"app://doc\", \"mimeType\": \"text/markdown\"}"),
+                Some("Doc."),
+                |m| m.resource.as_deref() == Some("app://doc") && m.mime_type.as_deref() == Some("text/markdown"),
+            ),
+            (
+                Some("@mcp {\"completions\": {\"a\": [\"x\", \"y\"], \"b\": \"mcp.complete_b\"}}"),
+                None,
+                |m| {
+                    matches!(m.completions.get("a"), Some(Completion::Values(v)) if v == &["x", "y"])
+                        && matches!(m.completions.get("b"), Some(Completion::Function(f)) if f == "mcp.complete_b")
+                },
+            ),
+            (
+                Some("Run. @mcp {\"privileged\": true, \"rateLimit\": {\"perMinute\": 5}, \"timeoutMs\": 250, \"audit\": {\"arguments\": true}}"),
+                Some("Run."),
+                |m| m.privileged && m.rate_limit.as_ref().map(|r| r.per_minute) == Some(5) && m.timeout_ms == Some(250) && m.audit.as_ref().is_some_and(|a| a.arguments),
+            ),
+            (
+                Some("@mcp {\"params\": {\"q\": {\"description\": \"Query\", \"maxLength\": 40, \"x-mcp-header\": \"Q\"}}}"),
+                None,
+                |m| m.params.get("q").is_some_and(|p| p.description.as_deref() == Some("Query") && p.max_length == Some(40) && p.x_mcp_header.as_deref() == Some("Q")),
+            ),
+            (
+                Some("@mcp {\"annotations\": {\"readOnlyHint\": true}, \"inputSchema\": {\"type\": \"object\"}, \"outputSchema\": {\"type\": \"object\"}}"),
+                None,
+                |m| m.annotations.as_ref().and_then(|a| a.read_only_hint) == Some(true) && m.input_schema.is_some() && m.output_schema.is_some(),
+            ),
+        ];
+        for (comment, description, check) in cases {
+            let (d, m) = parse_comment(comment);
+            assert_eq!(d.as_deref(), description, "{comment:?}");
+            let m = m.unwrap_or_else(|e| panic!("{comment:?}: {e}"));
+            assert!(check(&m), "{comment:?}: {m:?}");
+        }
+    }
+
+    /// Malformed blocks: (comment, text the error must contain). serde names what is wrong.
+    #[pgrx::pg_test]
+    fn invalid_metadata_blocks_are_errors() {
+        let cases = [
+            ("@mcp", "EOF while parsing"),
+            ("@mcp {", "EOF while parsing"),
+            ("@mcp {} trailing", "trailing characters"),
+            (
+                "@mcp 42",
+                "invalid type: integer `42`, expected struct Metadata",
+            ),
+            ("@mcp []", "invalid length 0, expected struct Metadata"),
+            (
+                "@mcp {\"scopes\": \"a b\"}",
+                "invalid type: string \"a b\", expected a sequence",
+            ),
+            (
+                "@mcp {\"prompt\": \"yes\"}",
+                "invalid type: string \"yes\", expected a boolean",
+            ),
+            ("@mcp {\"rateLimit\": {}}", "missing field `perMinute`"),
+            ("@mcp {\"timeoutMs\": -1}", "invalid value: integer `-1`"),
+            (
+                "@mcp {\"params\": {\"q\": {\"descripton\": \"x\"}}}",
+                "unknown field `descripton`",
+            ),
+            (
+                "@mcp {\"annotations\": {\"readonlyHint\": true}}",
+                "unknown field `readonlyHint`",
+            ),
+            (
+                "@mcp {\"completions\": {\"a\": 1}}",
+                "did not match any variant",
+            ),
+        ];
+        for (comment, expected) in cases {
+            let (_, m) = parse_comment(Some(comment));
+            let e = m.unwrap_err().to_string();
+            assert!(
+                e.starts_with("@mcp metadata is invalid: "),
+                "{comment}: {e}"
+            );
+            assert!(e.contains(expected), "{comment}: {e}");
+        }
     }
 }

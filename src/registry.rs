@@ -3,13 +3,14 @@
 //! requests). Visibility for a caller (EXECUTE privilege, scopes) is decided per request, so role
 //! membership changes, which no event trigger sees, take effect at once.
 
-use crate::metadata::{self, Metadata};
+use crate::metadata::{self, Metadata, MetadataError};
 use crate::session;
 use crate::settings::Settings;
-use crate::types::{self, ReturnShape};
+use crate::types::{self, ReflectedType, ReturnShape, TypeError};
 use crate::uri_template::UriTemplate;
 use pgrx::prelude::*;
 use pgrx::{pg_sys, JsonB};
+use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -125,7 +126,8 @@ thread_local! {
 /// chumbo.schema_version's last value, read through the syscache and the sequence itself rather
 /// than SPI: this runs on every request. It moves at every change, committed or not.
 fn sequence_value() -> i64 {
-    // SAFETY: catalog lookups by name; pg_sequence_last_value takes the sequence's oid.
+    // SAFETY: both take NUL-terminated 'static C strings; get_namespace_oid (missing_ok =
+    // false) raises a PostgreSQL error, not UB, if the schema is missing.
     let seq = unsafe {
         let schema = pg_sys::get_namespace_oid(c"chumbo".as_ptr(), false);
         pg_sys::get_relname_relid(c"schema_version".as_ptr(), schema)
@@ -168,7 +170,7 @@ thread_local! {
 /// The registry for the current schema version, rebuilt when DDL/COMMENT/GRANT/settings moved it.
 pub fn current() -> Rc<Registry> {
     let seq = sequence_value();
-    // SAFETY: reads the current transaction's id, if it has one.
+    // SAFETY: GetTopTransactionIdIfAny only reads the current transaction state (no pointers).
     let xid = unsafe { pg_sys::GetTopTransactionIdIfAny() };
     let cached = CACHE.with(|c| {
         c.borrow()
@@ -195,90 +197,224 @@ pub fn current() -> Rc<Registry> {
     registry
 }
 
+/// One row of sql/reflect.sql: a function in schema `mcp`.
+#[derive(Debug, Deserialize)]
+struct ReflectedFunction {
+    oid: u32,
+    name: String,
+    /// `oid::regprocedure`: name and argument types, what doctor shows.
+    identity: String,
+    comment: Option<String>,
+    /// pg_proc.prokind: f(unction), p(rocedure), a(ggregate), w(indow).
+    prokind: String,
+    security_definer: bool,
+    /// pg_proc.provolatile: i(mmutable), s(table), v(olatile).
+    volatility: String,
+    returns_set: bool,
+    return_type: ReflectedType,
+    variadic: bool,
+    /// How many trailing input parameters have defaults.
+    n_defaults: usize,
+    public_execute: bool,
+    /// Every argument (IN, OUT, INOUT, VARIADIC, TABLE) in declaration order.
+    args: Vec<ReflectedArg>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ReflectedArg {
+    /// None (or empty) when the argument is unnamed.
+    name: Option<String>,
+    /// pg_proc.proargmodes: i(n), o(ut), b(oth), v(ariadic), t(able).
+    mode: String,
+    #[serde(rename = "type")]
+    ty: ReflectedType,
+}
+
+impl ReflectedArg {
+    fn name(&self) -> &str {
+        self.name.as_deref().unwrap_or("")
+    }
+
+    /// Whether the caller passes it: IN, INOUT and VARIADIC arguments.
+    fn is_input(&self) -> bool {
+        matches!(self.mode.as_str(), "i" | "b" | "v")
+    }
+}
+
+/// Why a function in `mcp` is not a capability; doctor shows these texts.
+#[derive(Debug, thiserror::Error)]
+enum Problem {
+    #[error(transparent)]
+    Metadata(#[from] MetadataError),
+    #[error("resource URI template: {0}")]
+    Template(String),
+    #[error("metadata declares both \"resource\" and \"prompt\"")]
+    ResourceAndPrompt,
+    #[error(
+        "only functions can be capabilities (this is a procedure, aggregate or window function)"
+    )]
+    NotAFunction,
+    #[error("\"{0}\" is overloaded; capability names must be unique")]
+    Overloaded(String),
+    #[error("name must be 1-128 characters from A-Z, a-z, 0-9, '_', '.', '-'")]
+    InvalidName,
+    #[error("variadic functions are not supported")]
+    Variadic,
+    #[error("SECURITY DEFINER functions run with their owner's privileges, bypassing the caller's RLS; declare \"privileged\": true in @mcp metadata to expose it")]
+    SecurityDefiner,
+    #[error("@mcp params names \"{0}\", which is not a parameter")]
+    UnknownParamMeta(String),
+    #[error("completions apply to prompts and resource templates only")]
+    CompletionsOnTool,
+    #[error("parameter {0} has no name")]
+    UnnamedParam(usize),
+    #[error(
+        "parameter names starting with {} are reserved for chumbo",
+        crate::execute::RESERVED_PREFIX
+    )]
+    ReservedParam,
+    #[error("{0}: {1}")]
+    ParamType(String, TypeError),
+    #[error("inputSchema must have \"type\": \"object\"")]
+    InputSchemaNotObject,
+    #[error("inputSchema property \"{0}\" is not a parameter")]
+    InputSchemaExtraProperty(String),
+    #[error("inputSchema lacks the required parameter \"{0}\"")]
+    InputSchemaLacksRequired(String),
+    #[error("URI template variable {{{0}}} is not a parameter")]
+    TemplateVariableNotParam(String),
+    #[error("required parameter \"{0}\" is not a URI template variable")]
+    RequiredNotTemplateVariable(String),
+    #[error("a {} must not return a set", .0.as_str())]
+    ReturnsSet(Kind),
+    #[error("outputSchema is not a valid JSON Schema")]
+    InvalidOutputSchema,
+    #[error("inputSchema is not a valid JSON Schema: {0}")]
+    InvalidInputSchema(String),
+}
+
+const WARN_PRIVILEGED: &str =
+    "SECURITY DEFINER: runs with its owner's privileges (declared privileged)";
+const WARN_PUBLIC_EXECUTE: &str = "PUBLIC may execute it, so every allowed role (anon too) can use it; `revoke execute ... from public` and grant it to the roles that should";
+
+/// What reflecting one function found, in the order doctor lists it.
+#[derive(Default)]
+struct Findings {
+    problems: Vec<Problem>,
+    warnings: Vec<&'static str>,
+}
+
+/// Everything a registry is built from, read in one go as the extension owner.
+struct Catalog {
+    functions: Vec<ReflectedFunction>,
+    settings: Value,
+    keys: HashMap<String, Vec<u8>>,
+    rls_owners: Vec<pg_sys::Oid>,
+}
+
 fn build(version: i64) -> Registry {
-    let (functions, settings_json, keys, rls_owners) = session::as_owner(|| {
-        // `select`, not Spi::get_one (which runs as a write and takes a transaction id).
-        let read =
-            |sql: &str| Spi::connect(|c| c.select(sql, Some(1), &[])?.first().get_one::<JsonB>());
-        let functions = read(include_str!("../sql/reflect.sql"))
-            .ok()
-            .flatten()
-            .map(|j| j.0)
-            .unwrap_or(Value::Array(vec![]));
-        let settings = read("select value from chumbo.settings")
-            .ok()
-            .flatten()
-            .map(|j| j.0)
-            .unwrap_or(json!({}));
-        // Owners of tables whose RLS does not bind them (enabled, not forced): roles with their
-        // privileges would read past the policies (see session::check_role).
-        let rls_owners: Vec<pg_sys::Oid> = Spi::connect(|c| {
-            let mut owners = vec![];
-            for row in c.select(
-                "select distinct relowner from pg_catalog.pg_class
-                  where relrowsecurity and not relforcerowsecurity and relkind in ('r', 'p')",
-                None,
-                &[],
-            )? {
-                if let Some(o) = row.get::<pg_sys::Oid>(1)? {
-                    owners.push(o);
-                }
-            }
-            Ok::<_, pgrx::spi::Error>(owners)
-        })
-        .unwrap_or_default();
-        let keys: HashMap<String, Vec<u8>> = Spi::connect(|c| {
-            let mut keys = HashMap::new();
-            for row in c.select("select name, secret from chumbo.keys", None, &[])? {
-                if let (Some(n), Some(k)) = (row.get::<String>(1)?, row.get::<Vec<u8>>(2)?) {
-                    keys.insert(n, k);
-                }
-            }
-            Ok::<_, pgrx::spi::Error>(keys)
-        })
-        .unwrap_or_default();
-        (functions, settings, keys, rls_owners)
-    });
-    let (settings, settings_error) = match Settings::from_json(settings_json) {
+    let catalog = session::as_owner(read_catalog);
+    let (settings, settings_error) = match Settings::from_json(catalog.settings) {
         Ok(s) => (s, None),
         // Broken settings must not silently loosen anything: defaults are the strict choice.
         Err(e) => (Settings::default(), Some(e)),
     };
-
-    let functions = functions.as_array().cloned().unwrap_or_default();
-    let mut name_counts: HashMap<String, usize> = HashMap::new();
-    for f in &functions {
-        *name_counts
-            .entry(f["name"].as_str().unwrap_or("").to_string())
-            .or_default() += 1;
-    }
-
-    // SAFETY: reads the current transaction's id, if any.
+    // SAFETY: GetTopTransactionIdIfAny only reads the current transaction state (no pointers).
     let xid = unsafe { pg_sys::GetTopTransactionIdIfAny() };
     let mut registry = Registry {
         version,
         built_in: (xid != pg_sys::InvalidTransactionId).then_some(xid),
-        keys,
+        keys: catalog.keys,
         settings,
         settings_error,
-        rls_owners,
+        rls_owners: catalog.rls_owners,
         capabilities: vec![],
         entries: vec![],
         by_name: HashMap::new(),
     };
-    for f in &functions {
-        let (entry, capability) = reflect(f, name_counts[f["name"].as_str().unwrap_or("")] > 1);
-        if let Some(c) = capability {
-            let key = (c.name.clone(), kind_key(c.kind));
-            if registry.by_name.contains_key(&key) {
-                continue;
-            }
-            registry.by_name.insert(key, registry.capabilities.len());
-            registry.capabilities.push(c);
-        }
-        registry.entries.push(entry);
+    let mut name_counts: HashMap<&str, usize> = HashMap::new();
+    for f in &catalog.functions {
+        *name_counts.entry(&f.name).or_default() += 1;
+    }
+    for f in &catalog.functions {
+        let (entry, capability) = reflect(f, name_counts[f.name.as_str()] > 1);
+        registry.index(entry, capability);
     }
     registry
+}
+
+/// Step 1: the catalog. A failed read leaves that part empty (no capabilities, strict defaults).
+fn read_catalog() -> Catalog {
+    // `select`, not Spi::get_one (which runs as a write and takes a transaction id).
+    let functions = Spi::connect(|c| {
+        let mut functions = vec![];
+        for row in c.select(include_str!("../sql/reflect.sql"), None, &[])? {
+            if let Some(JsonB(f)) = row.get::<JsonB>(1)? {
+                functions.push(serde_json::from_value::<ReflectedFunction>(f));
+            }
+        }
+        Ok::<_, pgrx::spi::Error>(functions)
+    })
+    .ok()
+    .and_then(|rows| rows.into_iter().collect::<Result<Vec<_>, _>>().ok())
+    .unwrap_or_default();
+    let settings = Spi::connect(|c| {
+        c.select("select value from chumbo.settings", Some(1), &[])?
+            .first()
+            .get_one::<JsonB>()
+    })
+    .ok()
+    .flatten()
+    .map(|j| j.0)
+    .unwrap_or(json!({}));
+    // Owners of tables whose RLS does not bind them (enabled, not forced): roles with their
+    // privileges would read past the policies (see session::check_role).
+    let rls_owners: Vec<pg_sys::Oid> = Spi::connect(|c| {
+        let mut owners = vec![];
+        for row in c.select(
+            "select distinct relowner from pg_catalog.pg_class
+              where relrowsecurity and not relforcerowsecurity and relkind in ('r', 'p')",
+            None,
+            &[],
+        )? {
+            if let Some(o) = row.get::<pg_sys::Oid>(1)? {
+                owners.push(o);
+            }
+        }
+        Ok::<_, pgrx::spi::Error>(owners)
+    })
+    .unwrap_or_default();
+    let keys: HashMap<String, Vec<u8>> = Spi::connect(|c| {
+        let mut keys = HashMap::new();
+        for row in c.select("select name, secret from chumbo.keys", None, &[])? {
+            if let (Some(n), Some(k)) = (row.get::<String>(1)?, row.get::<Vec<u8>>(2)?) {
+                keys.insert(n, k);
+            }
+        }
+        Ok::<_, pgrx::spi::Error>(keys)
+    })
+    .unwrap_or_default();
+    Catalog {
+        functions,
+        settings,
+        keys,
+        rls_owners,
+    }
+}
+
+impl Registry {
+    /// Step 4: index. Every function gets an entry; the first capability of a name and kind wins.
+    fn index(&mut self, entry: Entry, capability: Option<Capability>) {
+        if let Some(c) = capability {
+            let key = (c.name.clone(), kind_key(c.kind));
+            if self.by_name.contains_key(&key) {
+                return;
+            }
+            self.by_name.insert(key, self.capabilities.len());
+            self.capabilities.push(c);
+        }
+        self.entries.push(entry);
+    }
 }
 
 fn valid_tool_name(name: &str) -> bool {
@@ -288,14 +424,74 @@ fn valid_tool_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
 }
 
-fn reflect(f: &Value, overloaded: bool) -> (Entry, Option<Capability>) {
-    let name = f["name"].as_str().unwrap_or("").to_string();
-    let oid = pg_sys::Oid::from(f["oid"].as_i64().unwrap_or(0) as u32);
-    let (description, meta) = metadata::parse_comment(f["comment"].as_str());
-    let mut problems = vec![];
-    let mut warnings = vec![];
+/// A function's COMMENT, parsed: what it declares itself to be.
+struct Declared {
+    description: Option<String>,
+    meta: Metadata,
+    template: Option<UriTemplate>,
+    kind: Kind,
+}
+
+/// Steps 2 and 3 for one function: its entry, and its capability when nothing is wrong.
+fn reflect(f: &ReflectedFunction, overloaded: bool) -> (Entry, Option<Capability>) {
+    let mut found = Findings::default();
+    let declared = declare(f, &mut found);
+    check_function(f, &declared, overloaded, &mut found);
+    let (params, input_schema) = parameters(f, &declared.meta, &mut found);
+    if let Some(t) = &declared.template {
+        check_template(t, &params, &mut found);
+    }
+    if declared.kind != Kind::Tool && f.returns_set {
+        found.problems.push(Problem::ReturnsSet(declared.kind));
+    }
+    let output_validator = output_validator(&declared.meta, &mut found);
+    // Derived schemas are valid by construction; a declared one is checked now, for doctor.
+    if declared.meta.input_schema.is_some() {
+        if let Err(e) = jsonschema::options()
+            .should_validate_formats(true)
+            .build(&input_schema)
+        {
+            found
+                .problems
+                .push(Problem::InvalidInputSchema(e.to_string()));
+        }
+    }
+
+    let oid = pg_sys::Oid::from(f.oid);
+    let entry = Entry {
+        identity: f.identity.clone(),
+        name: f.name.clone(),
+        kind: declared.kind,
+        problems: found.problems.iter().map(Problem::to_string).collect(),
+        warnings: found.warnings.iter().map(|w| w.to_string()).collect(),
+        oid,
+    };
+    if !entry.problems.is_empty() {
+        return (entry, None);
+    }
+    let capability = Capability {
+        oid,
+        name: f.name.clone(),
+        kind: declared.kind,
+        description: declared.description,
+        read_only: matches!(f.volatility.as_str(), "s" | "i"),
+        meta: declared.meta,
+        params,
+        input_schema,
+        validator: std::cell::OnceCell::new(),
+        output_validator,
+        returns: types::return_shape(&f.return_type),
+        returns_set: f.returns_set,
+        template: declared.template,
+    };
+    (entry, Some(capability))
+}
+
+/// Step 2: the @mcp metadata, the resource URI template and the kind they make.
+fn declare(f: &ReflectedFunction, found: &mut Findings) -> Declared {
+    let (description, meta) = metadata::parse_comment(f.comment.as_deref());
     let meta = meta.unwrap_or_else(|e| {
-        problems.push(e);
+        found.problems.push(e.into());
         Metadata::default()
     });
     let template = meta
@@ -304,12 +500,12 @@ fn reflect(f: &Value, overloaded: bool) -> (Entry, Option<Capability>) {
         .map(UriTemplate::parse)
         .transpose()
         .unwrap_or_else(|e| {
-            problems.push(format!("resource URI template: {e}"));
+            found.problems.push(Problem::Template(e));
             None
         });
     let kind = match (&template, meta.prompt) {
         (Some(_), true) => {
-            problems.push("metadata declares both \"resource\" and \"prompt\"".into());
+            found.problems.push(Problem::ResourceAndPrompt);
             Kind::Tool
         }
         (Some(t), false) if t.is_static() => Kind::Resource,
@@ -317,86 +513,71 @@ fn reflect(f: &Value, overloaded: bool) -> (Entry, Option<Capability>) {
         (None, true) => Kind::Prompt,
         (None, false) => Kind::Tool,
     };
-    let mut entry = Entry {
-        identity: f["identity"].as_str().unwrap_or("").to_string(),
-        name: name.clone(),
+    Declared {
+        description,
+        meta,
+        template,
         kind,
-        problems: vec![],
-        warnings: vec![],
-        oid,
-    };
+    }
+}
 
-    if f["prokind"] != "f" {
-        problems.push("only functions can be capabilities (this is a procedure, aggregate or window function)".into());
+/// What makes a function unfit (or risky) as a capability, whatever its parameters.
+fn check_function(f: &ReflectedFunction, d: &Declared, overloaded: bool, found: &mut Findings) {
+    if f.prokind != "f" {
+        found.problems.push(Problem::NotAFunction);
     }
     if overloaded {
-        problems.push(format!(
-            "\"{name}\" is overloaded; capability names must be unique"
-        ));
+        found.problems.push(Problem::Overloaded(f.name.clone()));
     }
-    if !valid_tool_name(&name) {
-        problems.push("name must be 1-128 characters from A-Z, a-z, 0-9, '_', '.', '-'".into());
+    if !valid_tool_name(&f.name) {
+        found.problems.push(Problem::InvalidName);
     }
-    if f["variadic"] == true {
-        problems.push("variadic functions are not supported".into());
+    if f.variadic {
+        found.problems.push(Problem::Variadic);
     }
-    if f["security_definer"] == true {
-        if meta.privileged {
-            warnings.push(
-                "SECURITY DEFINER: runs with its owner's privileges (declared privileged)".into(),
-            );
+    if f.security_definer {
+        if d.meta.privileged {
+            found.warnings.push(WARN_PRIVILEGED);
         } else {
-            problems.push("SECURITY DEFINER functions run with their owner's privileges, bypassing the caller's RLS; declare \"privileged\": true in @mcp metadata to expose it".into());
+            found.problems.push(Problem::SecurityDefiner);
         }
     }
-    if f["public_execute"] == true {
-        warnings.push("PUBLIC may execute it, so every allowed role (anon too) can use it; `revoke execute ... from public` and grant it to the roles that should".into());
+    if f.public_execute {
+        found.warnings.push(WARN_PUBLIC_EXECUTE);
     }
-    for key in meta.params.keys() {
-        if !f["args"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .any(|a| a["name"] == key.as_str())
-        {
-            problems.push(format!(
-                "@mcp params names \"{key}\", which is not a parameter"
-            ));
+    for key in d.meta.params.keys() {
+        if !f.args.iter().any(|a| a.name.as_ref() == Some(key)) {
+            found.problems.push(Problem::UnknownParamMeta(key.clone()));
         }
     }
-    if !meta.completions.is_empty() && kind == Kind::Tool {
-        problems.push("completions apply to prompts and resource templates only".into());
+    if !d.meta.completions.is_empty() && d.kind == Kind::Tool {
+        found.problems.push(Problem::CompletionsOnTool);
     }
+}
 
-    // Parameters: IN/INOUT/VARIADIC args, all named; trailing n_defaults are optional.
-    let in_args: Vec<&Value> = f["args"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|a| matches!(a["mode"].as_str(), Some("i" | "b" | "v")))
-        .collect();
-    let n_defaults = f["n_defaults"].as_u64().unwrap_or(0) as usize;
+/// Step 3: the parameters (IN/INOUT/VARIADIC args, all named; the trailing `n_defaults` are
+/// optional) and the input schema, derived from them or declared.
+fn parameters(f: &ReflectedFunction, meta: &Metadata, found: &mut Findings) -> (Vec<Param>, Value) {
+    let in_args: Vec<&ReflectedArg> = f.args.iter().filter(|a| a.is_input()).collect();
+    let n_required = in_args.len() - f.n_defaults.min(in_args.len());
     let mut params = vec![];
     let mut properties = Map::new();
     let mut required = vec![];
     for (i, a) in in_args.iter().enumerate() {
-        let pname = a["name"].as_str().unwrap_or("");
+        let pname = a.name();
         if pname.is_empty() {
-            problems.push(format!("parameter {} has no name", i + 1));
+            found.problems.push(Problem::UnnamedParam(i + 1));
             continue;
         }
         if pname.starts_with(crate::execute::RESERVED_PREFIX) {
-            problems.push(format!(
-                "parameter names starting with {} are reserved for chumbo",
-                crate::execute::RESERVED_PREFIX
-            ));
+            found.problems.push(Problem::ReservedParam);
             continue;
         }
-        let mut schema = match types::schema_for(&a["type"]) {
+        let mut schema = match types::schema_for(&a.ty) {
             Ok(Value::Object(m)) => m,
             Ok(_) => Map::new(),
             Err(e) => {
-                problems.push(format!("{pname}: {e}"));
+                found.problems.push(Problem::ParamType(pname.into(), e));
                 continue;
             }
         };
@@ -404,14 +585,14 @@ fn reflect(f: &Value, overloaded: bool) -> (Entry, Option<Capability>) {
         if let Some(pm) = pmeta {
             pm.apply(&mut schema);
         }
-        let is_required = i < in_args.len() - n_defaults.min(in_args.len());
+        let is_required = i < n_required;
         if is_required {
             required.push(json!(pname));
         }
         properties.insert(pname.to_string(), Value::Object(schema));
         params.push(Param {
             name: pname.to_string(),
-            sql_type: a["type"]["sql"].as_str().unwrap_or("").to_string(),
+            sql_type: a.ty.sql.clone(),
             required: is_required,
             description: pmeta.and_then(|p| p.description.clone()),
         });
@@ -422,87 +603,67 @@ fn reflect(f: &Value, overloaded: bool) -> (Entry, Option<Capability>) {
         input_schema["required"] = Value::Array(required);
     }
     if let Some(declared) = &meta.input_schema {
-        if declared.get("type") != Some(&json!("object")) {
-            problems.push("inputSchema must have \"type\": \"object\"".into());
-        }
-        let declared_props = declared.get("properties").and_then(Value::as_object);
-        for key in declared_props.into_iter().flat_map(|p| p.keys()) {
-            if !params.iter().any(|p| &p.name == key) {
-                problems.push(format!("inputSchema property \"{key}\" is not a parameter"));
-            }
-        }
-        for p in params.iter().filter(|p| p.required) {
-            if !declared_props.is_some_and(|d| d.contains_key(&p.name)) {
-                problems.push(format!(
-                    "inputSchema lacks the required parameter \"{}\"",
-                    p.name
-                ));
-            }
-        }
+        check_declared_input_schema(declared, &params, found);
         input_schema = Value::Object(declared.clone());
     }
+    (params, input_schema)
+}
 
-    if let Some(t) = &template {
-        for v in t.variables() {
-            if !params.iter().any(|p| p.name == v) {
-                problems.push(format!("URI template variable {{{v}}} is not a parameter"));
-            }
-        }
-        for p in &params {
-            if p.required && !t.variables().contains(&p.name.as_str()) {
-                problems.push(format!(
-                    "required parameter \"{}\" is not a URI template variable",
-                    p.name
-                ));
-            }
-        }
+/// A declared inputSchema must describe exactly the function's parameters.
+fn check_declared_input_schema(
+    declared: &Map<String, Value>,
+    params: &[Param],
+    found: &mut Findings,
+) {
+    if declared.get("type") != Some(&json!("object")) {
+        found.problems.push(Problem::InputSchemaNotObject);
     }
-    let returns = types::return_shape(&f["return_type"]);
-    let returns_set = f["returns_set"] == true;
-    if kind != Kind::Tool && returns_set {
-        problems.push(format!("a {} must not return a set", kind.as_str()));
-    }
-    let output_validator = match &meta.output_schema {
-        None => None,
-        Some(schema) => match jsonschema::validator_for(&Value::Object(schema.clone())) {
-            Ok(v) => Some(v),
-            Err(_) => {
-                problems.push("outputSchema is not a valid JSON Schema".into());
-                None
-            }
-        },
-    };
-    // Derived schemas are valid by construction; a declared one is checked now, for doctor.
-    if meta.input_schema.is_some() {
-        if let Err(e) = jsonschema::options()
-            .should_validate_formats(true)
-            .build(&input_schema)
-        {
-            problems.push(format!("inputSchema is not a valid JSON Schema: {e}"));
+    let declared_props = declared.get("properties").and_then(Value::as_object);
+    for key in declared_props.into_iter().flat_map(|p| p.keys()) {
+        if !params.iter().any(|p| &p.name == key) {
+            found
+                .problems
+                .push(Problem::InputSchemaExtraProperty(key.clone()));
         }
     }
+    for p in params.iter().filter(|p| p.required) {
+        if !declared_props.is_some_and(|d| d.contains_key(&p.name)) {
+            found
+                .problems
+                .push(Problem::InputSchemaLacksRequired(p.name.clone()));
+        }
+    }
+}
 
-    entry.problems = problems;
-    entry.warnings = warnings;
-    if !entry.problems.is_empty() {
-        return (entry, None);
+/// A resource template's variables are exactly its required parameters (optional ones may be
+/// left out of the URI).
+fn check_template(t: &UriTemplate, params: &[Param], found: &mut Findings) {
+    for v in t.variables() {
+        if !params.iter().any(|p| p.name == v) {
+            found
+                .problems
+                .push(Problem::TemplateVariableNotParam(v.to_string()));
+        }
     }
-    let capability = Capability {
-        oid,
-        name,
-        kind,
-        description,
-        read_only: matches!(f["volatility"].as_str(), Some("s" | "i")),
-        meta,
-        params,
-        input_schema,
-        validator: std::cell::OnceCell::new(),
-        output_validator,
-        returns,
-        returns_set,
-        template,
-    };
-    (entry, Some(capability))
+    for p in params {
+        if p.required && !t.variables().contains(&p.name.as_str()) {
+            found
+                .problems
+                .push(Problem::RequiredNotTemplateVariable(p.name.clone()));
+        }
+    }
+}
+
+/// The declared outputSchema, compiled.
+fn output_validator(meta: &Metadata, found: &mut Findings) -> Option<jsonschema::Validator> {
+    let schema = meta.output_schema.as_ref()?;
+    match jsonschema::validator_for(&Value::Object(schema.clone())) {
+        Ok(v) => Some(v),
+        Err(_) => {
+            found.problems.push(Problem::InvalidOutputSchema);
+            None
+        }
+    }
 }
 
 /// The caller a request runs for: role, granted scopes (None = scopes not checked, for trusted
@@ -536,4 +697,380 @@ pub fn scopes_of(claims: &Value) -> Vec<String> {
         scopes.extend(a.iter().filter_map(|s| s.as_str().map(String::from)));
     }
     scopes
+}
+
+#[cfg(any(test, feature = "pg_test"))]
+#[pgrx::pg_schema]
+mod tests {
+    use super::*;
+
+    /// Creates functions in `mcp` (PUBLIC's EXECUTE revoked, as doctor advises) and reflects
+    /// them through sql/reflect.sql, as the registry does.
+    fn reflect_all(ddl: &str) -> Vec<(Entry, Option<Capability>)> {
+        Spi::run(ddl).unwrap();
+        Spi::run("revoke execute on all routines in schema mcp from public").unwrap();
+        let catalog = read_catalog();
+        let mut counts: HashMap<&str, usize> = HashMap::new();
+        for f in &catalog.functions {
+            *counts.entry(&f.name).or_default() += 1;
+        }
+        catalog
+            .functions
+            .iter()
+            .map(|f| reflect(f, counts[f.name.as_str()] > 1))
+            .collect()
+    }
+
+    fn reflect_one(ddl: &str, name: &str) -> (Entry, Option<Capability>) {
+        reflect_all(ddl)
+            .into_iter()
+            .find(|(e, _)| e.name == name)
+            .unwrap_or_else(|| panic!("{name} was not reflected"))
+    }
+
+    /// Each case: DDL, the function's name, its kind, and exactly the problems doctor shows (a
+    /// trailing '…' matches any rest of the text).
+    #[pgrx::pg_test]
+    fn functions_reflect_to_kinds_and_problems() {
+        let cases: &[(&str, &str, Kind, &[&str])] = &[
+            (
+                "create function mcp.add(a int, b int default 1) returns int language sql as 'select a + b'",
+                "add",
+                Kind::Tool,
+                &[],
+            ),
+            (
+                "create function mcp.readme() returns text language sql as 'select 1';
+                 comment on function mcp.readme is 'Readme. @mcp {\"resource\": \"app://readme\"}'",
+                "readme",
+                Kind::Resource,
+                &[],
+            ),
+            (
+                "create function mcp.project(id uuid) returns jsonb language sql as 'select null::jsonb';
+                 comment on function mcp.project is '@mcp {\"resource\": \"app://projects/{id}\"}'",
+                "project",
+                Kind::ResourceTemplate,
+                &[],
+            ),
+            (
+                "create function mcp.greet(who text) returns text language sql as 'select who';
+                 comment on function mcp.greet is '@mcp {\"prompt\": true, \"completions\": {\"who\": [\"a\"]}}'",
+                "greet",
+                Kind::Prompt,
+                &[],
+            ),
+            (
+                "create function mcp.p(id uuid) returns text language sql as 'select 1';
+                 comment on function mcp.p is '@mcp {\"resource\": \"app://p/{pid}\"}'",
+                "p",
+                Kind::ResourceTemplate,
+                &[
+                    "URI template variable {pid} is not a parameter",
+                    "required parameter \"id\" is not a URI template variable",
+                ],
+            ),
+            (
+                "create function mcp.both() returns text language sql as 'select 1';
+                 comment on function mcp.both is '@mcp {\"resource\": \"app://x\", \"prompt\": true}'",
+                "both",
+                Kind::Tool,
+                &["metadata declares both \"resource\" and \"prompt\""],
+            ),
+            (
+                "create function mcp.unclosed() returns text language sql as 'select 1';
+                 comment on function mcp.unclosed is '@mcp {\"resource\": \"app://{\"}'",
+                "unclosed",
+                Kind::Tool,
+                &["resource URI template: unclosed '{' in resource URI template"],
+            ),
+            (
+                "create function mcp.many() returns setof text language sql as 'select 1';
+                 comment on function mcp.many is '@mcp {\"resource\": \"app://many\"}'",
+                "many",
+                Kind::Resource,
+                &["a resource must not return a set"],
+            ),
+            (
+                "create procedure mcp.proc() language sql as ''",
+                "proc",
+                Kind::Tool,
+                &["only functions can be capabilities (this is a procedure, aggregate or window function)"],
+            ),
+            (
+                "create aggregate mcp.total(int) (sfunc = int4pl, stype = int)",
+                "total",
+                Kind::Tool,
+                &[
+                    "only functions can be capabilities (this is a procedure, aggregate or window function)",
+                    "parameter 1 has no name",
+                ],
+            ),
+            (
+                "create function mcp.dup(a int) returns int language sql as 'select a';
+                 create function mcp.dup(a text) returns text language sql as 'select a'",
+                "dup",
+                Kind::Tool,
+                &["\"dup\" is overloaded; capability names must be unique"],
+            ),
+            (
+                "create function mcp.\"has space\"() returns int language sql as 'select 1'",
+                "has space",
+                Kind::Tool,
+                &["name must be 1-128 characters from A-Z, a-z, 0-9, '_', '.', '-'"],
+            ),
+            (
+                "create function mcp.v(variadic xs int[]) returns int language sql as 'select 1'",
+                "v",
+                Kind::Tool,
+                &["variadic functions are not supported"],
+            ),
+            (
+                "create function mcp.definer() returns int language sql security definer as 'select 1'",
+                "definer",
+                Kind::Tool,
+                &["SECURITY DEFINER functions run with their owner's privileges, bypassing the caller's RLS; declare \"privileged\": true in @mcp metadata to expose it"],
+            ),
+            (
+                "create function mcp.definer_ok() returns int language sql security definer as 'select 1';
+                 comment on function mcp.definer_ok is '@mcp {\"privileged\": true}'",
+                "definer_ok",
+                Kind::Tool,
+                &[],
+            ),
+            (
+                "create function mcp.pm(a int) returns int language sql as 'select a';
+                 comment on function mcp.pm is '@mcp {\"params\": {\"nope\": {}}}'",
+                "pm",
+                Kind::Tool,
+                &["@mcp params names \"nope\", which is not a parameter"],
+            ),
+            (
+                "create function mcp.cm(a int) returns int language sql as 'select a';
+                 comment on function mcp.cm is '@mcp {\"completions\": {\"a\": [\"1\"]}}'",
+                "cm",
+                Kind::Tool,
+                &["completions apply to prompts and resource templates only"],
+            ),
+            (
+                "create function mcp.unnamed(int, b int) returns int language sql as 'select 1'",
+                "unnamed",
+                Kind::Tool,
+                &["parameter 1 has no name"],
+            ),
+            (
+                "create function mcp.reserved(_chumbo_x int) returns int language sql as 'select 1'",
+                "reserved",
+                Kind::Tool,
+                &["parameter names starting with _chumbo are reserved for chumbo"],
+            ),
+            (
+                "create function mcp.iv(d interval) returns int language sql as 'select 1'",
+                "iv",
+                Kind::Tool,
+                &["d: parameter type interval is not supported"],
+            ),
+            (
+                "create function mcp.declared(a int, b int default 0) returns int language sql as 'select a';
+                 comment on function mcp.declared is '@mcp {\"inputSchema\": {\"type\": \"array\", \"properties\": {\"c\": {}}}}'",
+                "declared",
+                Kind::Tool,
+                &[
+                    "inputSchema must have \"type\": \"object\"",
+                    "inputSchema property \"c\" is not a parameter",
+                    "inputSchema lacks the required parameter \"a\"",
+                ],
+            ),
+            (
+                "create function mcp.bad_in(a int) returns int language sql as 'select a';
+                 comment on function mcp.bad_in is '@mcp {\"inputSchema\": {\"type\": \"object\", \"properties\": {\"a\": {\"type\": 12}}}}'",
+                "bad_in",
+                Kind::Tool,
+                &["inputSchema is not a valid JSON Schema: …"],
+            ),
+            (
+                "create function mcp.bad_out() returns jsonb language sql as 'select null::jsonb';
+                 comment on function mcp.bad_out is '@mcp {\"outputSchema\": {\"type\": 12}}'",
+                "bad_out",
+                Kind::Tool,
+                &["outputSchema is not a valid JSON Schema"],
+            ),
+            (
+                "create function mcp.typo() returns int language sql as 'select 1';
+                 comment on function mcp.typo is 'x @mcp {\"titel\": 1}'",
+                "typo",
+                Kind::Tool,
+                &["@mcp metadata is invalid: unknown field `titel`…"],
+            ),
+            // Problems come in doctor's order: metadata, function, parameters, template, result.
+            (
+                "create function mcp.all_wrong(variadic _chumbo_x int[]) returns setof int language sql security definer as 'select 1';
+                 comment on function mcp.all_wrong is '@mcp {\"resource\": \"app://w/{v}\", \"params\": {\"q\": {}}}'",
+                "all_wrong",
+                Kind::ResourceTemplate,
+                &[
+                    "variadic functions are not supported",
+                    "SECURITY DEFINER functions run with their owner's privileges, bypassing the caller's RLS; declare \"privileged\": true in @mcp metadata to expose it",
+                    "@mcp params names \"q\", which is not a parameter",
+                    "parameter names starting with _chumbo are reserved for chumbo",
+                    "URI template variable {v} is not a parameter",
+                    "a resource template must not return a set",
+                ],
+            ),
+        ];
+        for (ddl, name, kind, problems) in cases {
+            let (entry, capability) = reflect_one(ddl, name);
+            assert_eq!(entry.kind, *kind, "{name}");
+            assert_eq!(
+                entry.problems.len(),
+                problems.len(),
+                "{name}: {:?}",
+                entry.problems
+            );
+            for (got, want) in entry.problems.iter().zip(problems.iter()) {
+                match want.strip_suffix('…') {
+                    Some(prefix) => assert!(got.starts_with(prefix), "{name}: {got}"),
+                    None => assert_eq!(got, want, "{name}"),
+                }
+            }
+            assert_eq!(capability.is_some(), problems.is_empty(), "{name}");
+        }
+    }
+
+    #[pgrx::pg_test]
+    fn warnings_do_not_hide_a_capability() {
+        let (entry, capability) = reflect_one(
+            "create function mcp.w() returns int language sql security definer as 'select 1';
+             comment on function mcp.w is '@mcp {\"privileged\": true}';
+             revoke execute on function mcp.w() from public",
+            "w",
+        );
+        assert_eq!(
+            entry.warnings,
+            ["SECURITY DEFINER: runs with its owner's privileges (declared privileged)"]
+        );
+        assert!(capability.is_some());
+        Spi::run("create function mcp.open() returns int language sql as 'select 1'").unwrap();
+        let catalog = read_catalog();
+        let f = catalog.functions.iter().find(|f| f.name == "open").unwrap();
+        let (entry, capability) = reflect(f, false);
+        assert_eq!(entry.warnings, [WARN_PUBLIC_EXECUTE]);
+        assert!(WARN_PUBLIC_EXECUTE.starts_with("PUBLIC may execute it"));
+        assert!(capability.is_some());
+    }
+
+    /// Parameters, the derived input schema and the return shape of capabilities.
+    #[pgrx::pg_test]
+    fn capabilities_carry_parameters_schemas_and_shapes() {
+        let all = reflect_all(
+            "create function mcp.add(a int, b text default 'x') returns int language sql stable as 'select a';
+             comment on function mcp.add is 'Adds. @mcp {\"params\": {\"a\": {\"description\": \"first\", \"minimum\": 0}}}';
+             create function mcp.pair(a int, out b int, out c text) returns record language sql as 'select 1, ''x''';
+             create function mcp.rows(a int) returns table(x int, y text) language sql as 'select 1, ''x''';
+             create function mcp.result() returns chumbo.tool_result language sql as 'select null::chumbo.tool_result';
+             create function mcp.blob(inout a bytea) language sql volatile as 'select a'",
+        );
+        let cap = |name: &str| {
+            all.iter()
+                .find(|(e, _)| e.name == name)
+                .and_then(|(_, c)| c.as_ref())
+                .unwrap_or_else(|| panic!("{name} is no capability"))
+        };
+
+        let add = cap("add");
+        assert_eq!(add.description.as_deref(), Some("Adds."));
+        assert!(add.read_only);
+        assert_eq!(add.returns, ReturnShape::Text);
+        assert!(!add.returns_set);
+        let params: Vec<_> = add
+            .params
+            .iter()
+            .map(|p| {
+                (
+                    p.name.as_str(),
+                    p.sql_type.as_str(),
+                    p.required,
+                    p.description.as_deref(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            params,
+            [
+                ("a", "pg_catalog.int4", true, Some("first")),
+                ("b", "pg_catalog.text", false, None)
+            ]
+        );
+        assert_eq!(
+            add.input_schema,
+            json!({
+                "type": "object",
+                "properties": {
+                    "a": {"type": "integer", "minimum": 0.0, "maximum": i32::MAX, "description": "first"},
+                    "b": {"type": "string"},
+                },
+                "required": ["a"],
+                "additionalProperties": false,
+            })
+        );
+        assert!(add.validator().is_ok());
+
+        let shapes = [
+            ("pair", ReturnShape::Row, false, vec!["a"]),
+            ("rows", ReturnShape::Row, true, vec!["a"]),
+            ("result", ReturnShape::ToolResult, false, vec![]),
+            ("blob", ReturnShape::Bytes, false, vec!["a"]),
+        ];
+        for (name, shape, set, params) in shapes {
+            let c = cap(name);
+            assert_eq!(c.returns, shape, "{name}");
+            assert_eq!(c.returns_set, set, "{name}");
+            assert_eq!(
+                c.params.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(),
+                params,
+                "{name}"
+            );
+            assert!(!c.read_only, "{name}");
+        }
+        assert_eq!(
+            cap("result").input_schema,
+            json!({"type": "object", "properties": {}, "additionalProperties": false})
+        );
+    }
+
+    /// Doctor's texts are part of the contract (regress expected files assert them).
+    #[pgrx::pg_test]
+    fn problem_texts_are_stable() {
+        let cases = [
+            (
+                Problem::Overloaded("f".into()),
+                "\"f\" is overloaded; capability names must be unique",
+            ),
+            (Problem::UnnamedParam(2), "parameter 2 has no name"),
+            (
+                Problem::ReservedParam,
+                "parameter names starting with _chumbo are reserved for chumbo",
+            ),
+            (
+                Problem::ParamType("d".into(), TypeError::Unsupported("interval".into())),
+                "d: parameter type interval is not supported",
+            ),
+            (
+                Problem::TemplateVariableNotParam("v".into()),
+                "URI template variable {v} is not a parameter",
+            ),
+            (
+                Problem::ReturnsSet(Kind::Prompt),
+                "a prompt must not return a set",
+            ),
+            (Problem::Template("x".into()), "resource URI template: x"),
+            (
+                Problem::InvalidInputSchema("x".into()),
+                "inputSchema is not a valid JSON Schema: x",
+            ),
+        ];
+        for (problem, text) in cases {
+            assert_eq!(problem.to_string(), text);
+        }
+    }
 }

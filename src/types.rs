@@ -1,38 +1,58 @@
 //! PostgreSQL types → JSON Schema, from the type descriptors `chumbo._type_info` produces.
 
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 // Built-in type oids (stable across versions).
-const BOOL: i64 = 16;
-const BYTEA: i64 = 17;
-const INT8: i64 = 20;
-const INT2: i64 = 21;
-const INT4: i64 = 23;
-const JSON: i64 = 114;
-const FLOAT4: i64 = 700;
-const FLOAT8: i64 = 701;
-const NUMERIC: i64 = 1700;
-const UUID: i64 = 2950;
-const JSONB: i64 = 3802;
-const DATE: i64 = 1082;
-const TIME: i64 = 1083;
-const TIMESTAMP: i64 = 1114;
-const TIMESTAMPTZ: i64 = 1184;
-pub const VOID: i64 = 2278;
-pub const RECORD: i64 = 2249;
+const BOOL: u32 = 16;
+const BYTEA: u32 = 17;
+const INT8: u32 = 20;
+const INT2: u32 = 21;
+const INT4: u32 = 23;
+const JSON: u32 = 114;
+const FLOAT4: u32 = 700;
+const FLOAT8: u32 = 701;
+const NUMERIC: u32 = 1700;
+const UUID: u32 = 2950;
+const JSONB: u32 = 3802;
+const DATE: u32 = 1082;
+const TIME: u32 = 1083;
+const TIMESTAMP: u32 = 1114;
+const TIMESTAMPTZ: u32 = 1184;
+const VOID: u32 = 2278;
+const RECORD: u32 = 2249;
 
-pub fn oid(t: &Value) -> i64 {
-    t["oid"].as_i64().unwrap_or(0)
+/// One `chumbo._type_info(oid)` descriptor. `elem` and `base` stop after four levels, so a
+/// deeper array or domain has none (and is reported as unsupported).
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+pub struct ReflectedType {
+    pub oid: u32,
+    /// `format_type`: what error messages name.
+    pub name: String,
+    /// Schema-qualified name, for generated SQL.
+    pub sql: String,
+    /// pg_type.typtype: b(ase), c(omposite), d(omain), e(num), p(seudo), r(ange), m(ultirange).
+    pub typtype: String,
+    /// pg_type.typcategory (A = array, S = string, N = numeric, D = date/time, ...).
+    pub category: String,
+    /// An enum's labels in sort order (None for an enum without labels, too).
+    #[serde(rename = "enum")]
+    pub labels: Option<Vec<String>>,
+    /// An array's element type.
+    pub elem: Option<Box<ReflectedType>>,
+    /// A domain's base type.
+    pub base: Option<Box<ReflectedType>>,
 }
 
-pub fn name(t: &Value) -> &str {
-    t["name"].as_str().unwrap_or("?")
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum TypeError {
+    #[error("parameter type {0} is not supported")]
+    Unsupported(String),
 }
 
 /// The JSON Schema of a parameter of type `t`, or why the type cannot be a parameter.
-pub fn schema_for(t: &Value) -> Result<Value, String> {
-    let o = oid(t);
-    let s = match o {
+pub fn schema_for(t: &ReflectedType) -> Result<Value, TypeError> {
+    let s = match t.oid {
         BOOL => json!({"type": "boolean"}),
         INT2 => json!({"type": "integer", "minimum": i16::MIN, "maximum": i16::MAX}),
         INT4 => json!({"type": "integer", "minimum": i32::MIN, "maximum": i32::MAX}),
@@ -44,17 +64,19 @@ pub fn schema_for(t: &Value) -> Result<Value, String> {
         TIMESTAMP | TIMESTAMPTZ => json!({"type": "string", "format": "date-time"}),
         JSON | JSONB => json!({}),
         BYTEA => json!({"type": "string", "contentEncoding": "base64"}),
-        _ => match (t["typtype"].as_str(), t["category"].as_str()) {
-            (Some("e"), _) => json!({"type": "string", "enum": t["enum"].clone()}),
-            (Some("d"), _) => schema_for(&t["base"])?,
-            (_, Some("A")) if t["elem"].is_object() => {
-                json!({"type": "array", "items": schema_for(&t["elem"])?})
-            }
-            (Some("b"), Some("S")) => json!({"type": "string"}),
-            (Some("b"), Some("N")) => json!({"type": "number"}),
-            (Some("b"), Some("D")) => json!({"type": "string"}),
-            (Some("c"), _) => json!({"type": "object"}),
-            _ => return Err(format!("parameter type {} is not supported", name(t))),
+        _ => match (t.typtype.as_str(), t.category.as_str(), &t.elem) {
+            ("e", _, _) => json!({"type": "string", "enum": t.labels}),
+            ("d", _, _) => match &t.base {
+                Some(base) => schema_for(base)?,
+                // Nested too deep to describe: the base type has no name here.
+                None => return Err(TypeError::Unsupported("?".into())),
+            },
+            (_, "A", Some(elem)) => json!({"type": "array", "items": schema_for(elem)?}),
+            ("b", "S", _) => json!({"type": "string"}),
+            ("b", "N", _) => json!({"type": "number"}),
+            ("b", "D", _) => json!({"type": "string"}),
+            ("c", _, _) => json!({"type": "object"}),
+            _ => return Err(TypeError::Unsupported(t.name.clone())),
         },
     };
     Ok(s)
@@ -76,19 +98,174 @@ pub enum ReturnShape {
     Void,
 }
 
-pub fn return_shape(t: &Value) -> ReturnShape {
-    if t["sql"] == "chumbo.tool_result" {
+pub fn return_shape(t: &ReflectedType) -> ReturnShape {
+    if t.sql == "chumbo.tool_result" {
         return ReturnShape::ToolResult;
     }
-    match oid(t) {
+    match t.oid {
         JSON | JSONB => ReturnShape::Json,
         BYTEA => ReturnShape::Bytes,
         VOID => ReturnShape::Void,
         RECORD => ReturnShape::Row,
-        _ => match t["typtype"].as_str() {
-            Some("c") => ReturnShape::Row,
-            Some("d") => return_shape(&t["base"]),
+        _ => match (t.typtype.as_str(), &t.base) {
+            ("c", _) => ReturnShape::Row,
+            ("d", Some(base)) => return_shape(base),
             _ => ReturnShape::Text,
         },
+    }
+}
+
+#[cfg(any(test, feature = "pg_test"))]
+#[pgrx::pg_schema]
+mod tests {
+    use super::*;
+    use pgrx::prelude::*;
+
+    /// The descriptor chumbo._type_info gives for a type expression, typed.
+    fn reflected(ty: &str) -> ReflectedType {
+        let info = Spi::get_one_with_args::<pgrx::JsonB>(
+            "select chumbo._type_info(to_regtype($1))",
+            &[ty.into()],
+        )
+        .unwrap()
+        .unwrap_or_else(|| panic!("no type {ty}"));
+        serde_json::from_value(info.0).unwrap()
+    }
+
+    fn create_test_types() {
+        Spi::run(
+            "create schema t;
+             create type t.mood as enum ('sad', 'ok', 'happy');
+             create domain t.percent as int4 check (value between 0 and 100);
+             create domain t.tags as text[];
+             create domain t.doc as jsonb;
+             create type t.pair as (a int, b text)",
+        )
+        .unwrap();
+    }
+
+    #[pgrx::pg_test]
+    fn parameter_types_map_to_json_schema() {
+        create_test_types();
+        let cases = [
+            ("bool", json!({"type": "boolean"})),
+            (
+                "int2",
+                json!({"type": "integer", "minimum": -32768, "maximum": 32767}),
+            ),
+            (
+                "int4",
+                json!({"type": "integer", "minimum": i32::MIN, "maximum": i32::MAX}),
+            ),
+            ("int8", json!({"type": "integer"})),
+            ("float4", json!({"type": "number"})),
+            ("numeric", json!({"type": "number"})),
+            ("money", json!({"type": "number"})),
+            ("uuid", json!({"type": "string", "format": "uuid"})),
+            ("date", json!({"type": "string", "format": "date"})),
+            ("time", json!({"type": "string", "format": "time"})),
+            (
+                "timestamp",
+                json!({"type": "string", "format": "date-time"}),
+            ),
+            (
+                "timestamptz",
+                json!({"type": "string", "format": "date-time"}),
+            ),
+            ("json", json!({})),
+            ("jsonb", json!({})),
+            (
+                "bytea",
+                json!({"type": "string", "contentEncoding": "base64"}),
+            ),
+            ("text", json!({"type": "string"})),
+            ("varchar", json!({"type": "string"})),
+            ("timetz", json!({"type": "string"})),
+            (
+                "int4[]",
+                json!({"type": "array", "items": {"type": "integer", "minimum": i32::MIN, "maximum": i32::MAX}}),
+            ),
+            (
+                "text[]",
+                json!({"type": "array", "items": {"type": "string"}}),
+            ),
+            (
+                "t.mood",
+                json!({"type": "string", "enum": ["sad", "ok", "happy"]}),
+            ),
+            (
+                "t.percent",
+                json!({"type": "integer", "minimum": i32::MIN, "maximum": i32::MAX}),
+            ),
+            (
+                "t.tags",
+                json!({"type": "array", "items": {"type": "string"}}),
+            ),
+            ("t.doc", json!({})),
+            ("t.pair", json!({"type": "object"})),
+            (
+                "t.mood[]",
+                json!({"type": "array", "items": {"type": "string", "enum": ["sad", "ok", "happy"]}}),
+            ),
+        ];
+        for (ty, expected) in cases {
+            assert_eq!(schema_for(&reflected(ty)), Ok(expected), "{ty}");
+        }
+    }
+
+    #[pgrx::pg_test]
+    fn unsupported_parameter_types_are_named() {
+        let cases = [
+            ("interval", "parameter type interval is not supported"),
+            ("point", "parameter type point is not supported"),
+            ("inet", "parameter type inet is not supported"),
+            ("int4range", "parameter type int4range is not supported"),
+            ("interval[]", "parameter type interval is not supported"),
+            ("record", "parameter type record is not supported"),
+        ];
+        for (ty, message) in cases {
+            let e = schema_for(&reflected(ty)).unwrap_err();
+            assert_eq!(e.to_string(), message, "{ty}");
+        }
+    }
+
+    /// _type_info stops after four levels: a deeper domain has no base to describe.
+    #[pgrx::pg_test]
+    fn types_nested_too_deep_are_unsupported() {
+        Spi::run(
+            "create schema t; create domain t.d1 as int4; create domain t.d2 as t.d1;
+             create domain t.d3 as t.d2; create domain t.d4 as t.d3;
+             create domain t.d5 as t.d4",
+        )
+        .unwrap();
+        assert!(schema_for(&reflected("t.d4")).is_ok());
+        assert_eq!(
+            schema_for(&reflected("t.d5")).unwrap_err().to_string(),
+            "parameter type ? is not supported"
+        );
+        assert_eq!(return_shape(&reflected("t.d5")), ReturnShape::Text);
+    }
+
+    #[pgrx::pg_test]
+    fn return_types_map_to_result_shapes() {
+        create_test_types();
+        let cases = [
+            ("chumbo.tool_result", ReturnShape::ToolResult),
+            ("json", ReturnShape::Json),
+            ("jsonb", ReturnShape::Json),
+            ("t.doc", ReturnShape::Json),
+            ("bytea", ReturnShape::Bytes),
+            ("void", ReturnShape::Void),
+            ("record", ReturnShape::Row),
+            ("t.pair", ReturnShape::Row),
+            ("text", ReturnShape::Text),
+            ("int4", ReturnShape::Text),
+            ("t.percent", ReturnShape::Text),
+            ("t.mood", ReturnShape::Text),
+            ("int4[]", ReturnShape::Text),
+        ];
+        for (ty, shape) in cases {
+            assert_eq!(return_shape(&reflected(ty)), shape, "{ty}");
+        }
     }
 }

@@ -6,9 +6,10 @@ use crate::auth;
 use crate::events;
 use crate::jsonrpc::{self, Message, RpcError, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR};
 use crate::ledger;
-use crate::modern::{self, Envelope};
 use crate::principal::{self, Principal};
-use crate::protocol::{self, Context, LEGACY_VERSIONS};
+use crate::protocol::stateless;
+use crate::protocol::versions::{Era, Revision};
+use crate::protocol::{self, Context};
 use crate::registry::{self, Caller, Registry};
 use crate::session;
 use crate::settings::AuthMode;
@@ -146,8 +147,7 @@ fn process_message(
     registry: &Registry,
     caller: &Caller,
     msg: &Value,
-    version: &str,
-    modern: Option<&Envelope>,
+    era: &Era,
     headers: Option<&Map<String, Value>>,
     last: bool,
 ) -> (Option<Reply>, Vec<String>) {
@@ -165,8 +165,7 @@ fn process_message(
     let ctx = Context {
         registry,
         caller,
-        version,
-        modern,
+        era,
         headers,
     };
     // Anything unexpected (a bug, a catalog hiccup) must still be answered, and must not leave
@@ -182,9 +181,9 @@ fn process_message(
                 (_, Some(t)) if t == "input_required" => "input_required",
                 _ => "ok",
             };
-            let result = match modern {
-                Some(_) => modern::decorate(&method, result, 60_000),
-                None => result,
+            let result = match era {
+                Era::Stateless(_) => stateless::decorate(&method, result, 60_000),
+                Era::Legacy(_) => result,
             };
             (jsonrpc::result(&id, result), vec![], class.to_string())
         }
@@ -219,7 +218,7 @@ fn process_message(
             last,
             json!({
                 "trace_id": trace,
-                "era": if modern.is_some() { "modern" } else { "legacy" },
+                "era": era.audit_name(),
                 "method": method,
                 "capability": capability,
                 "principal": caller.principal.digest(),
@@ -368,27 +367,15 @@ fn handle(body: Option<JsonbText>, claims: default!(Option<JsonB>, "NULL")) -> O
         }
     };
     // The era is decided by the body; a trusted SQL caller has no headers to cross-check.
-    let envelope = if modern::is_modern(&msg, None) {
-        match modern::envelope(&msg) {
-            Ok(env) => Some(env),
+    let era = if stateless::is_stateless(&msg, None) {
+        match stateless::envelope(&msg) {
+            Ok(env) => Era::Stateless(env),
             Err(e) => return Some(json_text(jsonrpc::error(&id_of(&msg), &e))),
         }
     } else {
-        None
+        Era::Legacy(Revision::NEWEST)
     };
-    let version = envelope
-        .as_ref()
-        .map(|e| e.version.clone())
-        .unwrap_or(LEGACY_VERSIONS[0].to_string());
-    let (response, _) = process_message(
-        &registry,
-        &caller,
-        &msg,
-        &version,
-        envelope.as_ref(),
-        None,
-        true,
-    );
+    let (response, _) = process_message(&registry, &caller, &msg, &era, None, true);
     events::take();
     response.map(|r| JsonText(r.text))
 }
@@ -675,7 +662,7 @@ fn answer_http(
     };
     let header_version = header(headers, "mcp-protocol-version").map(str::trim);
     // The era is decided by the body, as the official SDK does; the header is only cross-checked.
-    let envelope = if !msg.is_array() && modern::is_modern(&msg, header_version) {
+    let era = if !msg.is_array() && stateless::is_stateless(&msg, header_version) {
         if msg.get("id").is_none() {
             return answer(202, None);
         }
@@ -685,37 +672,34 @@ fn answer_http(
             .and_then(Value::as_str);
         if let (Some(h), Some(b)) = (header_version, meta_version) {
             if h != b {
-                let e = modern::mismatch("the MCP-Protocol-Version header does not match the body");
+                let e =
+                    stateless::mismatch("the MCP-Protocol-Version header does not match the body");
                 return answer(400, Some(jsonrpc::error(&req_id, &e).to_string()));
             }
         }
-        let checked = modern::envelope(&msg)
-            .and_then(|env| modern::check_headers(headers, &msg, &env).map(|_| env));
+        let checked = stateless::envelope(&msg)
+            .and_then(|env| stateless::check_headers(headers, &msg).map(|_| env));
         match checked {
-            Ok(env) => Some(env),
+            Ok(env) => Era::Stateless(env),
             Err(e) => {
                 return answer(
-                    modern::status_of(e.code),
+                    stateless::status_of(e.code),
                     Some(jsonrpc::error(&req_id, &e).to_string()),
                 )
             }
         }
     } else {
-        if let Some(v) = header_version {
-            if !LEGACY_VERSIONS.contains(&v) {
+        match header_version.map(|v| (v, Revision::parse(v))) {
+            None => Era::Legacy(Revision::HTTP_DEFAULT),
+            Some((_, Some(r))) => Era::Legacy(r),
+            Some((v, None)) => {
                 let m = format!(
                     "Bad Request: unsupported protocol version {v} (supported: {})",
-                    LEGACY_VERSIONS.join(", ")
+                    Revision::ALL.map(Revision::as_str).join(", ")
                 );
                 return error_answer(400, &req_id, INVALID_REQUEST, &m);
             }
         }
-        None
-    };
-    // Without the header the spec says to assume 2025-03-26.
-    let version = match &envelope {
-        Some(env) => env.version.as_str(),
-        None => header_version.unwrap_or("2025-03-26"),
     };
 
     // Anonymous callers are told apart by where they come from (the edge passes the client
@@ -778,7 +762,7 @@ fn answer_http(
 
     let messages: Vec<&Value> = match &msg {
         Value::Array(items) => {
-            if version != "2025-03-26" {
+            if !matches!(era, Era::Legacy(r) if r.allows_batches()) {
                 return error_answer(
                     400,
                     &Value::Null,
@@ -798,7 +782,7 @@ fn answer_http(
         }
         single => vec![single],
     };
-    if msg.is_array() && messages.iter().any(|m| modern::is_modern(m, None)) {
+    if msg.is_array() && messages.iter().any(|m| stateless::is_stateless(m, None)) {
         return error_answer(
             400,
             &Value::Null,
@@ -806,23 +790,16 @@ fn answer_http(
             "Invalid Request: MCP 2026-07-28 has no batches",
         );
     }
-    if let Some(env) = &envelope {
+    if let Era::Stateless(env) = &era {
         if msg.get("method").and_then(Value::as_str) == Some("subscriptions/listen") {
             return listen(&msg, &req_id, &caller, &registry);
         }
-        let (response, scopes) = process_message(
-            &registry,
-            &caller,
-            &msg,
-            version,
-            Some(env),
-            Some(headers),
-            true,
-        );
+        let (response, scopes) =
+            process_message(&registry, &caller, &msg, &era, Some(headers), true);
         let mut events = events::take();
         events.retain(|e| {
             e["method"] != "notifications/message"
-                || modern::log_passes(
+                || stateless::log_passes(
                     env.log_level.as_deref(),
                     e["params"]["level"].as_str().unwrap_or(""),
                 )
@@ -839,7 +816,7 @@ fn answer_http(
                 );
                 a
             }
-            Some(code) => answer(modern::status_of(code), Some(reply.text)),
+            Some(code) => answer(stateless::status_of(code), Some(reply.text)),
             None => answer(200, Some(reply.text)),
         };
         a.events = events;
@@ -862,8 +839,7 @@ fn answer_http(
             continue;
         }
         let last = i + 1 == messages.len();
-        let (response, scopes) =
-            process_message(&registry, &caller, m, version, None, Some(headers), last);
+        let (response, scopes) = process_message(&registry, &caller, m, &era, Some(headers), last);
         all_events.extend(events::take());
         if let Some(r) = response {
             responses.push(r);

@@ -12,9 +12,10 @@ mod events;
 mod execute;
 mod guards;
 mod jsonrpc;
+#[cfg(test)]
+mod layering;
 mod ledger;
 mod metadata;
-mod modern;
 mod mrtr;
 mod principal;
 mod protocol;

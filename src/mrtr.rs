@@ -23,8 +23,8 @@ const MAX_STATE_BYTES: usize = 64 * 1024;
 
 #[derive(Default)]
 struct Round {
-    /// Whether this request may ask for input at all (the modern era).
-    modern: bool,
+    /// Whether this request may ask for input at all (the stateless era).
+    can_ask: bool,
     client_capabilities: Value,
     responses: Map<String, Value>,
     /// Input requests the capability made that have no response yet.
@@ -39,10 +39,10 @@ thread_local! {
     static ROUND: RefCell<Option<Round>> = const { RefCell::new(None) };
 }
 
-pub fn begin(modern: bool, client_capabilities: Value, responses: Map<String, Value>) {
+pub fn begin(can_ask: bool, client_capabilities: Value, responses: Map<String, Value>) {
     ROUND.with(|r| {
         *r.borrow_mut() = Some(Round {
-            modern,
+            can_ask,
             client_capabilities,
             responses,
             ..Default::default()
@@ -123,7 +123,7 @@ fn ask(requests: Map<String, Value>) -> Map<String, Value> {
                 answers.insert(key, v.clone());
                 continue;
             }
-            if !round.modern {
+            if !round.can_ask {
                 let m = "This needs input from you (a form, a model completion or your roots), which chumbo can only ask for over MCP 2026-07-28; this client uses an older revision, where a stateless server cannot ask.".to_string();
                 round.blocked = Some(m.clone());
                 return Err(m);

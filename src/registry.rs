@@ -15,6 +15,10 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
+/// Names chumbo gives the parts of a call's SQL (see execute); no parameter may take one
+/// (reflection refuses them), so a parameter called `r` or `a` cannot be confused with them.
+pub const RESERVED_PREFIX: &str = "_chumbo";
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Kind {
     Tool,
@@ -385,10 +389,10 @@ fn reflect(f: &Value, overloaded: bool) -> (Entry, Option<Capability>) {
             problems.push(format!("parameter {} has no name", i + 1));
             continue;
         }
-        if pname.starts_with(crate::execute::RESERVED_PREFIX) {
+        if pname.starts_with(RESERVED_PREFIX) {
             problems.push(format!(
                 "parameter names starting with {} are reserved for chumbo",
-                crate::execute::RESERVED_PREFIX
+                RESERVED_PREFIX
             ));
             continue;
         }

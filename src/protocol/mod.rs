@@ -1,9 +1,8 @@
-//! MCP methods of the legacy era (2024-11-05 … 2025-11-25), answered from the registry.
+//! MCP methods, answered from the registry, for both eras (see [versions::Era]).
 
 use crate::events;
 use crate::execute::{self, PublicError, Returned};
 use crate::jsonrpc::{self, RpcError, METHOD_NOT_FOUND};
-use crate::modern::Envelope;
 use crate::mrtr;
 use crate::registry::{Caller, Capability, Kind, Registry};
 use crate::session;
@@ -11,19 +10,18 @@ use crate::types::ReturnShape;
 use base64::Engine;
 use pgrx::prelude::*;
 use serde_json::{json, Map, Value};
+use versions::{Era, Revision};
 
-pub const LEGACY_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
-pub const SERVER_NAME: &str = "chumbo";
+pub mod stateless;
+pub mod versions;
 
 /// What a request needs besides its params.
 pub struct Context<'a> {
     pub registry: &'a Registry,
     pub caller: &'a Caller,
     /// The revision: negotiated (legacy, from the MCP-Protocol-Version header) or declared in
-    /// `_meta` (modern).
-    pub version: &'a str,
-    /// Some for MCP 2026-07-28 requests.
-    pub modern: Option<&'a Envelope>,
+    /// `_meta` (stateless).
+    pub era: &'a Era,
     /// The HTTP headers, when the request came over HTTP (for `Mcp-Param-*` checks).
     pub headers: Option<&'a Map<String, Value>>,
 }
@@ -45,27 +43,12 @@ impl From<RpcError> for Failure {
 
 type Answer = Result<Value, Failure>;
 
-/// Methods the modern era removed: unknown there (HTTP 404 + -32601).
-const REMOVED_IN_MODERN: [&str; 5] = [
-    "initialize",
-    "ping",
-    "logging/setLevel",
-    "resources/subscribe",
-    "resources/unsubscribe",
-];
-
 pub fn dispatch(ctx: &Context, method: &str, params: &Map<String, Value>) -> Answer {
-    if ctx.modern.is_some() {
-        if REMOVED_IN_MODERN.contains(&method) {
-            return Err(
-                RpcError::new(METHOD_NOT_FOUND, format!("Method not found: {method}")).into(),
-            );
-        }
-        if method == "server/discover" {
-            return Ok(discover(ctx));
-        }
+    if !ctx.era.knows(method) {
+        return Err(RpcError::new(METHOD_NOT_FOUND, format!("Method not found: {method}")).into());
     }
     match method {
+        "server/discover" => Ok(discover(ctx)),
         "initialize" => Ok(initialize(ctx, params)?),
         "ping" => Ok(json!({})),
         "logging/setLevel" => match params.get("level").and_then(Value::as_str) {
@@ -130,14 +113,11 @@ fn initialize(ctx: &Context, params: &Map<String, Value>) -> Result<Value, RpcEr
             RpcError::invalid_params("Invalid params: \"protocolVersion\" is required")
         })?;
     // Echo a version we speak; otherwise offer our newest and let the client decide.
-    let version = LEGACY_VERSIONS
-        .iter()
-        .find(|v| **v == requested)
-        .unwrap_or(&LEGACY_VERSIONS[0]);
+    let version = Revision::parse(requested).unwrap_or(Revision::NEWEST);
     let mut result = json!({
-        "protocolVersion": version,
+        "protocolVersion": version.as_str(),
         "capabilities": capabilities(ctx),
-        "serverInfo": {"name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION")},
+        "serverInfo": stateless::server_info(),
     });
     if let Some(i) = &ctx.registry.settings.instructions {
         result["instructions"] = json!(i);
@@ -145,10 +125,9 @@ fn initialize(ctx: &Context, params: &Map<String, Value>) -> Result<Value, RpcEr
     Ok(result)
 }
 
-/// What this server offers the caller. List changes reach modern clients through
-/// subscriptions/listen; the legacy stateless wire has no stream to send them on.
+/// What this server offers the caller.
 fn capabilities(ctx: &Context) -> Value {
-    let list_changed = ctx.modern.is_some();
+    let list_changed = ctx.era.announces_list_changes();
     let mut capabilities = json!({
         "tools": {"listChanged": list_changed},
         "resources": {"subscribe": false, "listChanged": list_changed},
@@ -162,9 +141,8 @@ fn capabilities(ctx: &Context) -> Value {
 }
 
 fn discover(ctx: &Context) -> Value {
-    let mut versions: Vec<&str> = crate::modern::MODERN_VERSIONS.to_vec();
-    versions.extend(LEGACY_VERSIONS);
-    let mut result = json!({"supportedVersions": versions, "capabilities": capabilities(ctx)});
+    let mut result =
+        json!({"supportedVersions": versions::supported(), "capabilities": capabilities(ctx)});
     if let Some(i) = &ctx.registry.settings.instructions {
         result["instructions"] = json!(i);
     }
@@ -343,7 +321,7 @@ fn run<T>(
         .cloned()
         .unwrap_or_default();
     let mut responses = Map::new();
-    if ctx.modern.is_some() {
+    if ctx.era.can_ask_for_input() {
         if let Some(state) = params.get("requestState") {
             let state = state.as_str().ok_or_else(|| {
                 reply(
@@ -377,10 +355,11 @@ fn run<T>(
         }
     }
     let client_capabilities = ctx
-        .modern
-        .map(|m| m.client_capabilities.clone())
+        .era
+        .envelope()
+        .map(|e| e.client_capabilities.clone())
         .unwrap_or(json!({}));
-    mrtr::begin(ctx.modern.is_some(), client_capabilities, responses);
+    mrtr::begin(ctx.era.can_ask_for_input(), client_capabilities, responses);
     let s = &ctx.registry.settings;
     let timeout_ms = cap.meta.timeout_ms.unwrap_or(s.call_timeout_ms);
     let outcome = execute::call(
@@ -401,7 +380,7 @@ fn run<T>(
         if !round.undeclared.is_empty() {
             let names: Vec<&String> = round.undeclared.keys().collect();
             let err = RpcError::new(
-                crate::modern::MISSING_CLIENT_CAPABILITY,
+                stateless::MISSING_CLIENT_CAPABILITY,
                 format!("Missing required client capability: {names:?}"),
             )
             .with_data(json!({"requiredCapabilities": round.undeclared}));
@@ -451,8 +430,8 @@ fn arguments(params: &Map<String, Value>) -> Result<Map<String, Value>, RpcError
 fn call_tool(ctx: &Context, params: &Map<String, Value>) -> Answer {
     let cap = named(ctx, params, Kind::Tool)?;
     let args = arguments(params)?;
-    if let (Some(_), Some(headers)) = (ctx.modern, ctx.headers) {
-        crate::modern::check_param_headers(headers, &cap.input_schema, &args)?;
+    if let (true, Some(headers)) = (ctx.era.is_stateless(), ctx.headers) {
+        stateless::check_param_headers(headers, &cap.input_schema, &args)?;
     }
     if let Some(limit) = &cap.meta.rate_limit {
         let bucket = format!("tool:{}:{}", cap.name, ctx.caller.principal.limit_key());
@@ -555,7 +534,7 @@ fn tool_result(ctx: &Context, cap: &Capability, returned: Returned) -> Result<Va
     }
     let mut result = json!({"content": [{"type": "text", "text": text}]});
     if let Some(s) = structured {
-        if ctx.version >= "2025-06-18" {
+        if ctx.era.has_structured_content() {
             result["structuredContent"] = s;
         }
     }
@@ -564,7 +543,7 @@ fn tool_result(ctx: &Context, cap: &Capability, returned: Returned) -> Result<Va
 
 /// Resource not found: -32002 up to 2025-11-25, -32602 from 2026-07-28.
 fn not_found_for(ctx: &Context, uri: &str) -> Failure {
-    if ctx.modern.is_some() {
+    if ctx.era.is_stateless() {
         return RpcError::invalid_params(format!("Resource not found: {uri}"))
             .with_data(json!({"uri": uri}))
             .into();

@@ -3,100 +3,20 @@
 
 use crate::apikey;
 use crate::auth;
+use crate::datum::{JsonText, JsonbText};
 use crate::events;
 use crate::jsonrpc::{self, Message, RpcError, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR};
 use crate::ledger;
 use crate::principal::{self, Principal};
-use crate::protocol::stateless;
 use crate::protocol::versions::{Era, Revision};
 use crate::protocol::{self, Context};
+use crate::protocol::{stateless, subscriptions};
 use crate::registry::{self, Caller, Registry};
 use crate::session;
 use crate::settings::AuthMode;
 use pgrx::prelude::*;
 use pgrx::{pg_sys, JsonB};
 use serde_json::{json, Map, Value};
-
-/// A jsonb argument received as its text, parsed by us: a body too deep for serde must become a
-/// JSON-RPC error, not an ERROR raised while converting the argument.
-pub struct JsonbText(pub String);
-
-impl pgrx::FromDatum for JsonbText {
-    // SAFETY: pgrx passes a datum of the declared argument type (jsonb) or null; jsonb_out
-    // detoasts it and returns a palloc'd copy of its text.
-    unsafe fn from_polymorphic_datum(
-        datum: pg_sys::Datum,
-        is_null: bool,
-        _: pg_sys::Oid,
-    ) -> Option<Self> {
-        if is_null {
-            return None;
-        }
-        let text =
-            pgrx::direct_function_call::<&core::ffi::CStr>(pg_sys::jsonb_out, &[Some(datum)])?;
-        Some(JsonbText(text.to_string_lossy().into_owned()))
-    }
-}
-impl_sql_translatable!(JsonbText, arg_only = "jsonb");
-
-// SAFETY: JsonbText is read through FromDatum (above) exactly like pgrx's own jsonb argument.
-unsafe impl<'fcx> pgrx::callconv::ArgAbi<'fcx> for JsonbText {
-    // SAFETY: pgrx calls this with an argument of the declared (jsonb) type.
-    unsafe fn unbox_arg_unchecked(arg: pgrx::callconv::Arg<'_, 'fcx>) -> Self {
-        let index = arg.index();
-        // SAFETY: forwarded from the caller's contract (a non-null jsonb argument).
-        unsafe {
-            arg.unbox_arg_using_from_datum()
-                .unwrap_or_else(|| panic!("argument {index} must not be null"))
-        }
-    }
-
-    // SAFETY: pgrx calls this with an argument of the declared (jsonb) type, possibly null.
-    unsafe fn unbox_nullable_arg(
-        arg: pgrx::callconv::Arg<'_, 'fcx>,
-    ) -> pgrx::nullable::Nullable<Self> {
-        // SAFETY: forwarded from the caller's contract.
-        unsafe { arg.unbox_arg_using_from_datum().into() }
-    }
-}
-
-/// A jsonb result handed to PostgreSQL as the JSON text we already serialized: responses are
-/// serialized exactly once (their size is what audit events record).
-pub struct JsonText(pub String);
-
-impl pgrx::IntoDatum for JsonText {
-    fn into_datum(self) -> Option<pg_sys::Datum> {
-        let text = std::ffi::CString::new(self.0).ok()?;
-        // SAFETY: a NUL-terminated C string that outlives the call; jsonb_in parses and copies it
-        // into a palloc'd jsonb datum (and raises an ERROR on invalid input).
-        unsafe {
-            pgrx::direct_function_call_as_datum(
-                pg_sys::jsonb_in,
-                &[Some(pg_sys::Datum::from(text.as_ptr()))],
-            )
-        }
-    }
-
-    fn type_oid() -> pg_sys::Oid {
-        pg_sys::JSONBOID
-    }
-}
-
-// SAFETY: JsonText returns a jsonb datum built by into_datum, the function's declared result type.
-unsafe impl pgrx::callconv::BoxRet for JsonText {
-    // SAFETY: pgrx calls this with the fcinfo of the function whose result type is jsonb.
-    unsafe fn box_into<'fcx>(
-        self,
-        fcinfo: &mut pgrx::callconv::FcInfo<'fcx>,
-    ) -> pgrx::datum::Datum<'fcx> {
-        match pgrx::IntoDatum::into_datum(self) {
-            // SAFETY: the datum was made for this call's result type just above.
-            Some(datum) => unsafe { fcinfo.return_raw_datum(datum) },
-            None => fcinfo.return_null(),
-        }
-    }
-}
-impl_sql_translatable!(JsonText, "jsonb");
 
 fn json_text(v: Value) -> JsonText {
     JsonText(v.to_string())
@@ -428,53 +348,17 @@ fn scope_challenge(resource_metadata: Option<&str>, scopes: &[String]) -> String
     )
 }
 
-/// `subscriptions/listen`: acknowledged here, then held open by the edge. A NOTIFY on channel
-/// `chumbo_capabilities` is only a hint (any role can send one): the edge re-sends the listen
-/// request and forwards list-changed notifications only when `version` moved; it ends the stream
-/// when the request is no longer accepted (the token expired at `expires_at`), and holds at most
-/// `max_streams` per `principal`.
+/// `subscriptions/listen`: its acknowledgement as the only event, and the stream the edge holds.
 fn listen(msg: &Value, id: &Value, caller: &Caller, registry: &Registry) -> Answer {
-    let requested = msg
-        .pointer("/params/notifications")
-        .cloned()
-        .unwrap_or(json!({}));
-    let Some(requested) = requested.as_object() else {
-        return answer(
-            400,
-            Some(
-                jsonrpc::error(
-                    id,
-                    &RpcError::invalid_params("Invalid params: notifications must be an object"),
-                )
-                .to_string(),
-            ),
-        );
-    };
-    let mut honoured = Map::new();
-    for key in [
-        "toolsListChanged",
-        "promptsListChanged",
-        "resourcesListChanged",
-    ] {
-        if requested.get(key) == Some(&Value::Bool(true)) {
-            honoured.insert(key.into(), json!(true));
+    match subscriptions::listen(msg, id, caller, registry) {
+        Ok((ack, stream)) => {
+            let mut a = answer(200, None);
+            a.events = vec![ack];
+            a.listen = Some(stream);
+            a
         }
+        Err(e) => answer(400, Some(jsonrpc::error(id, &e).to_string())),
     }
-    let subscription = json!({"io.modelcontextprotocol/subscriptionId": id});
-    let ack = json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
-                     "params": {"notifications": honoured, "_meta": subscription}});
-    let mut a = answer(200, None);
-    a.events = vec![ack];
-    a.listen = Some(json!({
-        "id": id,
-        "notifications": honoured,
-        "principal": caller.principal.digest(),
-        "version": registry.version,
-        // when the database stops accepting the token: its exp plus the verification leeway
-        "expires_at": caller.claims.get("exp").and_then(Value::as_i64).map(|e| e + auth::LEEWAY_SECONDS as i64),
-        "max_streams": registry.settings.max_listen_streams,
-    }));
-    a
 }
 
 fn error_answer(status: u16, id: &Value, code: i64, message: &str) -> Answer {
@@ -592,16 +476,77 @@ pub fn process_http(request: &Value, verified_claims: Option<Value>) -> Answer {
     a
 }
 
+/// What the transport step read off an HTTP request.
+struct Received<'r> {
+    headers: &'r Map<String, Value>,
+    resource: Option<&'r str>,
+    resource_metadata: Option<&'r str>,
+    /// The body: parsed before authenticating only so that every error can echo the request id;
+    /// nothing runs and nothing about the server is revealed before the caller is authenticated.
+    parsed: Result<Value, RpcError>,
+    /// The id to echo in an error about the whole request.
+    req_id: Value,
+}
+
+/// What the dispatch step produced, before framing.
+struct Dispatched {
+    replies: Vec<Reply>,
+    events: Vec<Value>,
+    /// The scopes the caller lacked, when that is why a method failed (-> 403).
+    missing_scopes: Vec<String>,
+}
+
 fn answer_http(
     request: &Value,
     verified_claims: Option<Value>,
     principal: &mut Option<String>,
 ) -> Answer {
+    match pipeline(request, verified_claims, principal) {
+        Ok(a) | Err(a) => a,
+    }
+}
+
+/// The steps of one HTTP request, in order. Each either hands the next what it needs or decides
+/// the answer (`Err`), which ends the request there.
+fn pipeline(
+    request: &Value,
+    verified_claims: Option<Value>,
+    principal: &mut Option<String>,
+) -> Result<Answer, Answer> {
+    let registry = registry::current();
     let empty = Map::new();
+    let mut received = receive(request, &registry.settings, &empty)?;
+    let (claims, api_key) = match verified_claims {
+        Some(c) => (c, None),
+        None => authenticate(
+            &registry.settings,
+            received.headers,
+            received.resource,
+            received.resource_metadata,
+            &received.req_id,
+        )?,
+    };
+    let msg = std::mem::replace(&mut received.parsed, Ok(Value::Null))
+        .map_err(|e| answer(400, Some(jsonrpc::error(&Value::Null, &e).to_string())))?;
+    let era = classify(&msg, received.headers, &received.req_id)?;
+    let caller = identify(&registry, request, &received, claims, api_key.as_ref())?;
+    *principal = Some(caller.principal.digest().to_string());
+    admit(&registry.settings, &caller, &received.req_id)?;
+    let messages = batch(&msg, &era)?;
+    let dispatched = dispatch(&registry, &caller, &msg, &messages, &era, &received)?;
+    Ok(frame(&msg, &era, dispatched, received.resource_metadata))
+}
+
+/// Transport: a POST of application/json within the size limit.
+fn receive<'r>(
+    request: &'r Value,
+    settings: &crate::settings::Settings,
+    empty: &'r Map<String, Value>,
+) -> Result<Received<'r>, Answer> {
     let headers = request
         .get("headers")
         .and_then(Value::as_object)
-        .unwrap_or(&empty);
+        .unwrap_or(empty);
     let method = request
         .get("method")
         .and_then(Value::as_str)
@@ -610,98 +555,95 @@ fn answer_http(
     if method != "POST" {
         let mut a = answer(405, None);
         a.headers.insert("allow".into(), json!("POST"));
-        return a;
+        return Err(a);
     }
     // The transport carries JSON-RPC as application/json; a request that says otherwise is not
     // one (no header at all is accepted: SQL callers of chumbo.http often pass none).
     if let Some(ct) = header(headers, "content-type") {
         let essence = ct.split(';').next().unwrap_or("").trim();
         if !essence.eq_ignore_ascii_case("application/json") {
-            return error_answer(
+            return Err(error_answer(
                 415,
                 &Value::Null,
                 INVALID_REQUEST,
                 "Unsupported Media Type: the body must be application/json",
-            );
+            ));
         }
     }
-    let registry = registry::current();
-    let settings = &registry.settings;
-    let resource = request.get("resource").and_then(Value::as_str);
-    let resource_metadata = request.get("resource_metadata").and_then(Value::as_str);
-
     let body_text = match request.get("body") {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Null) | None => String::new(),
         Some(other) => other.to_string(),
     };
     if body_text.len() > settings.max_body_bytes {
-        return error_answer(
+        return Err(error_answer(
             413,
             &Value::Null,
             INVALID_REQUEST,
             "Invalid Request: the body is too large",
-        );
+        ));
     }
-
-    // Parsed before authenticating only so that every error can echo the request id; nothing
-    // runs and nothing about the server is revealed before the caller is authenticated.
     let parsed = parse_body(&body_text);
     let req_id = parsed.as_ref().map(id_of).unwrap_or(Value::Null);
-    let (claims, api_key) = match verified_claims {
-        Some(c) => (c, None),
-        None => match authenticate(settings, headers, resource, resource_metadata, &req_id) {
-            Ok(who) => who,
-            Err(refusal) => return refusal,
-        },
-    };
+    Ok(Received {
+        headers,
+        resource: request.get("resource").and_then(Value::as_str),
+        resource_metadata: request.get("resource_metadata").and_then(Value::as_str),
+        parsed,
+        req_id,
+    })
+}
 
-    let msg = match parsed {
-        Ok(v) => v,
-        Err(e) => return answer(400, Some(jsonrpc::error(&Value::Null, &e).to_string())),
-    };
+/// The era, decided by the body as the official SDK does; the MCP-Protocol-Version header is only
+/// cross-checked (and, for the stateless era, Mcp-Method and Mcp-Name). A stateless notification
+/// is accepted here (202): nothing runs for it.
+fn classify(msg: &Value, headers: &Map<String, Value>, req_id: &Value) -> Result<Era, Answer> {
     let header_version = header(headers, "mcp-protocol-version").map(str::trim);
-    // The era is decided by the body, as the official SDK does; the header is only cross-checked.
-    let era = if !msg.is_array() && stateless::is_stateless(&msg, header_version) {
-        if msg.get("id").is_none() {
-            return answer(202, None);
-        }
-        // A header that disagrees with the body is a mismatch before it is a version question.
-        let meta_version = msg
-            .pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion")
-            .and_then(Value::as_str);
-        if let (Some(h), Some(b)) = (header_version, meta_version) {
-            if h != b {
-                let e =
-                    stateless::mismatch("the MCP-Protocol-Version header does not match the body");
-                return answer(400, Some(jsonrpc::error(&req_id, &e).to_string()));
-            }
-        }
-        let checked = stateless::envelope(&msg)
-            .and_then(|env| stateless::check_headers(headers, &msg).map(|_| env));
-        match checked {
-            Ok(env) => Era::Stateless(env),
-            Err(e) => {
-                return answer(
-                    stateless::status_of(e.code),
-                    Some(jsonrpc::error(&req_id, &e).to_string()),
-                )
-            }
-        }
-    } else {
-        match header_version.map(|v| (v, Revision::parse(v))) {
-            None => Era::Legacy(Revision::HTTP_DEFAULT),
-            Some((_, Some(r))) => Era::Legacy(r),
+    if msg.is_array() || !stateless::is_stateless(msg, header_version) {
+        return match header_version.map(|v| (v, Revision::parse(v))) {
+            // Without the header the spec says to assume 2025-03-26.
+            None => Ok(Era::Legacy(Revision::HTTP_DEFAULT)),
+            Some((_, Some(r))) => Ok(Era::Legacy(r)),
             Some((v, None)) => {
                 let m = format!(
                     "Bad Request: unsupported protocol version {v} (supported: {})",
                     Revision::ALL.map(Revision::as_str).join(", ")
                 );
-                return error_answer(400, &req_id, INVALID_REQUEST, &m);
+                Err(error_answer(400, req_id, INVALID_REQUEST, &m))
             }
+        };
+    }
+    if msg.get("id").is_none() {
+        return Err(answer(202, None));
+    }
+    // A header that disagrees with the body is a mismatch before it is a version question.
+    let meta_version = msg
+        .pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion")
+        .and_then(Value::as_str);
+    if let (Some(h), Some(b)) = (header_version, meta_version) {
+        if h != b {
+            let e = stateless::mismatch("the MCP-Protocol-Version header does not match the body");
+            return Err(answer(400, Some(jsonrpc::error(req_id, &e).to_string())));
         }
-    };
+    }
+    stateless::envelope(msg)
+        .and_then(|env| stateless::check_headers(headers, msg).map(|_| Era::Stateless(env)))
+        .map_err(|e| {
+            answer(
+                stateless::status_of(e.code),
+                Some(jsonrpc::error(req_id, &e).to_string()),
+            )
+        })
+}
 
+/// Who the caller is: the role its claims name must be allowed to run capabilities (403).
+fn identify(
+    registry: &Registry,
+    request: &Value,
+    received: &Received,
+    claims: Value,
+    api_key: Option<&apikey::VerifiedKey>,
+) -> Result<Caller, Answer> {
     // Anonymous callers are told apart by where they come from (the edge passes the client
     // address), for their rate-limit bucket.
     let origin = request
@@ -709,93 +651,94 @@ fn answer_http(
         .and_then(Value::as_str)
         // Without the edge's word, the entry the nearest proxy appended: the client can only
         // prepend entries, so the first one is whatever it likes.
-        .or_else(|| header(headers, "x-forwarded-for").and_then(|f| f.rsplit(',').next()))
+        .or_else(|| header(received.headers, "x-forwarded-for").and_then(|f| f.rsplit(',').next()))
         .map(|s| s.trim().to_string());
-    let caller = match caller_from(&registry, Some(claims), origin, api_key.as_ref()) {
-        Ok(c) => c,
-        Err(m) => return error_answer(403, &req_id, INVALID_REQUEST, &format!("Forbidden: {m}")),
-    };
-    *principal = Some(caller.principal.digest().to_string());
-    if !ledger::claim_in_flight_slot(caller.principal.limit_key(), settings.max_in_flight) {
-        let mut a = error_answer(
-            429,
-            &req_id,
+    caller_from(registry, Some(claims), origin, api_key).map_err(|m| {
+        error_answer(
+            403,
+            &received.req_id,
             INVALID_REQUEST,
+            &format!("Forbidden: {m}"),
+        )
+    })
+}
+
+/// The caller's share: requests in flight and per minute (429).
+fn admit(
+    settings: &crate::settings::Settings,
+    caller: &Caller,
+    req_id: &Value,
+) -> Result<(), Answer> {
+    let too_many = |message: &str, retry_after: String| {
+        let mut a = error_answer(429, req_id, INVALID_REQUEST, message);
+        a.headers.insert("retry-after".into(), json!(retry_after));
+        a
+    };
+    if !ledger::claim_in_flight_slot(caller.principal.limit_key(), settings.max_in_flight) {
+        return Err(too_many(
             &format!(
                 "Too many requests: {} of this caller's requests are already running",
                 settings.max_in_flight
             ),
-        );
-        a.headers.insert("retry-after".into(), json!("1"));
-        return a;
+            "1".into(),
+        ));
     }
     if let Some(limit) = settings.request_limit() {
-        match ledger::rate_hit(
-            &format!("request:{}", caller.principal.limit_key()),
-            60,
-            limit,
-        ) {
+        let bucket = format!("request:{}", caller.principal.limit_key());
+        match ledger::rate_hit(&bucket, 60, limit) {
             Ok(None) => {}
             Ok(Some(retry_after)) => {
-                let mut a = error_answer(
-                    429,
-                    &req_id,
-                    INVALID_REQUEST,
+                return Err(too_many(
                     &format!("Too many requests: retry in {retry_after} s"),
-                );
-                a.headers
-                    .insert("retry-after".into(), json!(retry_after.to_string()));
-                return a;
+                    retry_after.to_string(),
+                ))
             }
             Err(()) => {
-                let mut a = error_answer(
-                    429,
-                    &req_id,
-                    INVALID_REQUEST,
+                return Err(too_many(
                     "Too many requests: the rate limiter is unavailable",
-                );
-                a.headers.insert("retry-after".into(), json!("1"));
-                return a;
+                    "1".into(),
+                ))
             }
         }
     }
+    Ok(())
+}
 
-    let messages: Vec<&Value> = match &msg {
-        Value::Array(items) => {
-            if !matches!(era, Era::Legacy(r) if r.allows_batches()) {
-                return error_answer(
-                    400,
-                    &Value::Null,
-                    INVALID_REQUEST,
-                    "Invalid Request: batches are only allowed in MCP 2025-03-26",
-                );
-            }
-            if items.is_empty() {
-                return error_answer(
-                    400,
-                    &Value::Null,
-                    INVALID_REQUEST,
-                    "Invalid Request: empty batch",
-                );
-            }
-            items.iter().collect()
-        }
-        single => vec![single],
+/// The messages of the request: one, or a batch where the revision has them (2025-03-26).
+fn batch<'m>(msg: &'m Value, era: &Era) -> Result<Vec<&'m Value>, Answer> {
+    let invalid = |m: &str| error_answer(400, &Value::Null, INVALID_REQUEST, m);
+    let Value::Array(items) = msg else {
+        return Ok(vec![msg]);
     };
-    if msg.is_array() && messages.iter().any(|m| stateless::is_stateless(m, None)) {
-        return error_answer(
-            400,
-            &Value::Null,
-            INVALID_REQUEST,
-            "Invalid Request: MCP 2026-07-28 has no batches",
-        );
+    if !matches!(era, Era::Legacy(r) if r.allows_batches()) {
+        return Err(invalid(
+            "Invalid Request: batches are only allowed in MCP 2025-03-26",
+        ));
     }
-    if let Era::Stateless(env) = &era {
-        if msg.get("method").and_then(Value::as_str) == Some("subscriptions/listen") {
-            return listen(&msg, &req_id, &caller, &registry);
+    if items.is_empty() {
+        return Err(invalid("Invalid Request: empty batch"));
+    }
+    if items.iter().any(|m| stateless::is_stateless(m, None)) {
+        return Err(invalid("Invalid Request: MCP 2026-07-28 has no batches"));
+    }
+    Ok(items.iter().collect())
+}
+
+/// Runs each message (see [process_message]); subscriptions/listen opens a stream instead.
+fn dispatch(
+    registry: &Registry,
+    caller: &Caller,
+    msg: &Value,
+    messages: &[&Value],
+    era: &Era,
+    received: &Received,
+) -> Result<Dispatched, Answer> {
+    if let Era::Stateless(env) = era {
+        if msg.get("method").and_then(Value::as_str) == Some(subscriptions::METHOD) {
+            return Err(listen(msg, &received.req_id, caller, registry));
         }
-        let (response, scopes) =
-            process_message(&registry, &caller, &msg, &era, Some(headers), true);
+        let (reply, missing_scopes) =
+            process_message(registry, caller, msg, era, Some(received.headers), true);
         let mut events = events::take();
         events.retain(|e| {
             e["method"] != "notifications/message"
@@ -804,32 +747,21 @@ fn answer_http(
                     e["params"]["level"].as_str().unwrap_or(""),
                 )
         });
-        let Some(reply) = response else {
-            return answer(202, None);
-        };
-        let mut a = match reply.error_code {
-            Some(_) if !scopes.is_empty() => {
-                let mut a = answer(403, Some(reply.text));
-                a.headers.insert(
-                    "www-authenticate".into(),
-                    json!(scope_challenge(resource_metadata, &scopes)),
-                );
-                a
-            }
-            Some(code) => answer(stateless::status_of(code), Some(reply.text)),
-            None => answer(200, Some(reply.text)),
-        };
-        a.events = events;
-        return a;
+        return Ok(Dispatched {
+            replies: reply.into_iter().collect(),
+            events,
+            missing_scopes,
+        });
     }
-
-    let mut responses = vec![];
-    let mut all_events = vec![];
-    let mut missing_scopes = vec![];
+    let mut out = Dispatched {
+        replies: vec![],
+        events: vec![],
+        missing_scopes: vec![],
+    };
     for (i, m) in messages.iter().enumerate() {
         if msg.is_array() && m.get("method").and_then(Value::as_str) == Some("initialize") {
             let id = m.get("id").cloned().unwrap_or(Value::Null);
-            responses.push(Reply::of(jsonrpc::error(
+            out.replies.push(Reply::of(jsonrpc::error(
                 &id,
                 &RpcError::new(
                     INVALID_REQUEST,
@@ -839,39 +771,60 @@ fn answer_http(
             continue;
         }
         let last = i + 1 == messages.len();
-        let (response, scopes) = process_message(&registry, &caller, m, &era, Some(headers), last);
-        all_events.extend(events::take());
-        if let Some(r) = response {
-            responses.push(r);
-        }
+        let (reply, scopes) =
+            process_message(registry, caller, m, era, Some(received.headers), last);
+        out.events.extend(events::take());
+        out.replies.extend(reply);
         if !scopes.is_empty() {
-            missing_scopes = scopes;
+            out.missing_scopes = scopes;
         }
     }
-    if !missing_scopes.is_empty() && !msg.is_array() {
-        let mut a = answer(403, responses.pop().map(|r| r.text));
+    Ok(out)
+}
+
+/// The HTTP status, headers and body for what the messages produced.
+fn frame(msg: &Value, era: &Era, mut d: Dispatched, resource_metadata: Option<&str>) -> Answer {
+    let scope_refusal = |body: Option<String>, scopes: &[String]| {
+        let mut a = answer(403, body);
         a.headers.insert(
             "www-authenticate".into(),
-            json!(scope_challenge(resource_metadata, &missing_scopes)),
+            json!(scope_challenge(resource_metadata, scopes)),
         );
+        a
+    };
+    if era.is_stateless() {
+        let Some(reply) = d.replies.pop() else {
+            return answer(202, None);
+        };
+        let mut a = match reply.error_code {
+            Some(_) if !d.missing_scopes.is_empty() => {
+                scope_refusal(Some(reply.text), &d.missing_scopes)
+            }
+            Some(code) => answer(stateless::status_of(code), Some(reply.text)),
+            None => answer(200, Some(reply.text)),
+        };
+        a.events = d.events;
         return a;
     }
-    if responses.is_empty() {
+    if !d.missing_scopes.is_empty() && !msg.is_array() {
+        return scope_refusal(d.replies.pop().map(|r| r.text), &d.missing_scopes);
+    }
+    if d.replies.is_empty() {
         return answer(202, None);
     }
     // Envelope errors are the transport's business (400); method errors ride a 200.
-    let status = match (msg.is_array(), responses[0].error_code) {
+    let status = match (msg.is_array(), d.replies[0].error_code) {
         (false, Some(PARSE_ERROR | INVALID_REQUEST)) => 400,
         _ => 200,
     };
-    let texts: Vec<String> = responses.into_iter().map(|r| r.text).collect();
+    let texts: Vec<String> = d.replies.into_iter().map(|r| r.text).collect();
     let body = if msg.is_array() {
         format!("[{}]", texts.join(","))
     } else {
         texts.concat()
     };
     let mut a = answer(status, Some(body));
-    a.events = all_events;
+    a.events = d.events;
     a
 }
 

@@ -7,6 +7,7 @@ mod api;
 mod apikey;
 mod auth;
 mod content;
+mod datum;
 mod doctor;
 mod events;
 mod execute;

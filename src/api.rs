@@ -4,14 +4,15 @@
 use crate::apikey;
 use crate::auth;
 use crate::datum::{JsonText, JsonbText};
-use crate::events;
-use crate::jsonrpc::{self, Message, RpcError, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR};
+use crate::error::{self, Error};
+use crate::jsonrpc::{self, Message};
 use crate::ledger;
 use crate::principal::{self, Principal};
 use crate::protocol::versions::{Era, Revision};
 use crate::protocol::{self, Context};
 use crate::protocol::{stateless, subscriptions};
 use crate::registry::{self, Caller, Registry};
+use crate::scope::RequestScope;
 use crate::session;
 use crate::settings::AuthMode;
 use pgrx::prelude::*;
@@ -59,8 +60,17 @@ fn answer(status: u16, body: Option<String>) -> Answer {
     }
 }
 
-/// Processes one parsed message for `caller`. Returns the response (None for notifications and
-/// client responses) and the scopes the caller lacked, if that is why it failed. `last`: nothing
+/// What one message produced.
+struct Processed {
+    /// None for notifications and client responses.
+    reply: Option<Reply>,
+    /// The scopes the caller lacked, if that is why it failed.
+    missing_scopes: Vec<String>,
+    /// The notifications it raised.
+    events: Vec<Value>,
+}
+
+/// Processes one parsed message for `caller`, inside its request scope. `last`: nothing
 /// else of the request runs after it (a batch's earlier messages are not last), so its audit row
 /// may relax the commit when nothing was written.
 fn process_message(
@@ -70,10 +80,15 @@ fn process_message(
     era: &Era,
     headers: Option<&Map<String, Value>>,
     last: bool,
-) -> (Option<Reply>, Vec<String>) {
+) -> Processed {
+    let nothing = |reply: Option<Reply>| Processed {
+        reply,
+        missing_scopes: vec![],
+        events: vec![],
+    };
     let (id, method, params) = match jsonrpc::parse(msg) {
-        Err((id, e)) => return (Some(Reply::of(jsonrpc::error(&id, &e))), vec![]),
-        Ok(Message::Notification | Message::ClientResponse) => return (None, vec![]),
+        Err((id, e)) => return nothing(Some(Reply::of(jsonrpc::error(&id, &e.rpc())))),
+        Ok(Message::Notification | Message::ClientResponse) => return nothing(None),
         Ok(Message::Request { id, method, params }) => (id, method, params),
     };
     let started = std::time::Instant::now();
@@ -88,11 +103,18 @@ fn process_message(
         era,
         headers,
     };
+    let state_key = registry.keys.get("state").cloned().unwrap_or_default();
+    let scope = RequestScope::enter(
+        caller.principal.clone(),
+        state_key,
+        progress,
+        registry.settings.max_result_bytes,
+    );
     // Anything unexpected (a bug, a catalog hiccup) must still be answered, and must not leave
     // half-done work behind: hence the subtransaction around the whole method.
-    let outcome = in_request(registry, caller, progress, || {
-        session::in_subtransaction(|| protocol::dispatch(&ctx, &method, &params))
-    });
+    let outcome = session::in_subtransaction(|| protocol::dispatch(&ctx, &method, &params));
+    let events = scope.take_events();
+    drop(scope);
     let trace = session::trace_id();
     let (response, missing_scopes, class) = match outcome {
         Ok(Ok(result)) => {
@@ -107,9 +129,10 @@ fn process_message(
             };
             (jsonrpc::result(&id, result), vec![], class.to_string())
         }
-        Ok(Err(f)) => {
-            let class = format!("error {}", f.error.code);
-            (jsonrpc::error(&id, &f.error), f.missing_scopes, class)
+        Ok(Err(e)) => {
+            let class = format!("error {}", e.code());
+            let missing = e.missing_scopes().to_vec();
+            (jsonrpc::error(&id, &e.rpc()), missing, class)
         }
         Err(e) => {
             pgrx::ereport!(
@@ -120,8 +143,12 @@ fn process_message(
                     e.sqlstate, e.message
                 )
             );
-            let err = RpcError::new(INTERNAL_ERROR, format!("Internal error (trace id {trace})"));
-            (jsonrpc::error(&id, &err), vec![], "internal".to_string())
+            let err = Error::Internal(format!("Internal error (trace id {trace})"));
+            (
+                jsonrpc::error(&id, &err.rpc()),
+                vec![],
+                "internal".to_string(),
+            )
         }
     };
     let reply = Reply::of(response);
@@ -151,27 +178,11 @@ fn process_message(
     }
     // The audit insert used a sequence: lastval() must not tell the next caller anything.
     session::forget_session_state();
-    (Some(reply), missing_scopes)
-}
-
-/// Per-request state (the principal chumbo's own functions act for, the events queue) exists
-/// exactly while `f` runs, whatever way it ends: a cancelled request must not leave its principal
-/// behind for the next statement on the same connection.
-fn in_request<R>(
-    registry: &Registry,
-    caller: &Caller,
-    progress: Option<Value>,
-    f: impl FnOnce() -> R,
-) -> R {
-    events::begin(progress, registry.settings.max_result_bytes);
-    let state_key = registry.keys.get("state").cloned().unwrap_or_default();
-    principal::enter(caller.principal.clone(), state_key);
-    PgTryBuilder::new(std::panic::AssertUnwindSafe(f))
-        .finally(|| {
-            principal::leave();
-            session::forget_session_state();
-        })
-        .execute()
+    Processed {
+        reply: Some(reply),
+        missing_scopes,
+        events,
+    }
 }
 
 /// chumbo's entry points cannot be reached from inside a capability (or any other
@@ -195,15 +206,19 @@ fn caller_from(
     claims: Option<Value>,
     origin: Option<String>,
     api_key: Option<&apikey::VerifiedKey>,
-) -> Result<Caller, String> {
+) -> Result<Caller, Error> {
     let claims = claims.unwrap_or_else(|| json!({"role": "anon"}));
     if !claims.is_object() {
-        return Err("claims must be a JSON object".into());
+        return Err(Error::CallerRefused("claims must be a JSON object".into()));
     }
     let role = match claims.get("role") {
         None => "anon".to_string(),
         Some(Value::String(r)) => r.clone(),
-        Some(_) => return Err("the role claim must be a string".into()),
+        Some(_) => {
+            return Err(Error::CallerRefused(
+                "the role claim must be a string".into(),
+            ))
+        }
     };
     let role_oid = session::check_role(
         &role,
@@ -227,23 +242,19 @@ fn caller_from(
     })
 }
 
-fn parse_body(text: &str) -> Result<Value, RpcError> {
+fn parse_body(text: &str) -> Result<Value, Error> {
     let value: Value = serde_json::from_str(text).map_err(|e| {
         if e.to_string().contains("recursion limit") {
-            RpcError::new(
-                INVALID_REQUEST,
-                "Invalid Request: the message is nested too deeply",
-            )
+            Error::InvalidRequest("the message is nested too deeply".into())
         } else if e.is_syntax() || e.is_eof() {
-            RpcError::new(PARSE_ERROR, "Parse error: the body is not valid JSON")
+            Error::Parse("the body is not valid JSON".into())
         } else {
-            RpcError::new(INVALID_REQUEST, format!("Invalid Request: {e}"))
+            Error::InvalidRequest(e.to_string())
         }
     })?;
     if jsonrpc::contains_nul(&value) {
-        return Err(RpcError::new(
-            INVALID_REQUEST,
-            "Invalid Request: strings must not contain U+0000",
+        return Err(Error::InvalidRequest(
+            "strings must not contain U+0000".into(),
         ));
     }
     Ok(value)
@@ -264,40 +275,38 @@ fn handle(body: Option<JsonbText>, claims: default!(Option<JsonB>, "NULL")) -> O
     session::request_begins();
     let msg = match body.map(|b| parse_body(&b.0)) {
         Some(Ok(v)) => v,
-        Some(Err(e)) => return Some(json_text(jsonrpc::error(&Value::Null, &e))),
+        Some(Err(e)) => return Some(json_text(jsonrpc::error(&Value::Null, &e.rpc()))),
         None => {
-            return Some(json_text(jsonrpc::error(
-                &Value::Null,
-                &RpcError::new(INVALID_REQUEST, "Invalid Request: the body is null"),
-            )))
+            let e = Error::InvalidRequest("the body is null".into());
+            return Some(json_text(jsonrpc::error(&Value::Null, &e.rpc())));
         }
     };
     if msg.is_array() {
-        let e = RpcError::new(INVALID_REQUEST, "Invalid Request: chumbo.handle takes one message; batches go through chumbo.http (MCP 2025-03-26 only)");
-        return Some(json_text(jsonrpc::error(&Value::Null, &e)));
+        let e = Error::InvalidRequest(
+            "chumbo.handle takes one message; batches go through chumbo.http (MCP 2025-03-26 only)"
+                .into(),
+        );
+        return Some(json_text(jsonrpc::error(&Value::Null, &e.rpc())));
     }
     let registry = registry::current();
     let caller = match caller_from(&registry, claims.map(|c| c.0), None, None) {
         Ok(c) => c,
         Err(m) => {
-            return Some(json_text(jsonrpc::error(
-                &id_of(&msg),
-                &RpcError::new(INVALID_REQUEST, format!("Invalid Request: {m}")),
-            )));
+            let e = Error::InvalidRequest(m.to_string());
+            return Some(json_text(jsonrpc::error(&id_of(&msg), &e.rpc())));
         }
     };
     // The era is decided by the body; a trusted SQL caller has no headers to cross-check.
     let era = if stateless::is_stateless(&msg, None) {
         match stateless::envelope(&msg) {
             Ok(env) => Era::Stateless(env),
-            Err(e) => return Some(json_text(jsonrpc::error(&id_of(&msg), &e))),
+            Err(e) => return Some(json_text(jsonrpc::error(&id_of(&msg), &e.rpc()))),
         }
     } else {
         Era::Legacy(Revision::NEWEST)
     };
-    let (response, _) = process_message(&registry, &caller, &msg, &era, None, true);
-    events::take();
-    response.map(|r| JsonText(r.text))
+    let processed = process_message(&registry, &caller, &msg, &era, None, true);
+    processed.reply.map(|r| JsonText(r.text))
 }
 
 fn header<'a>(headers: &'a Map<String, Value>, name: &str) -> Option<&'a str> {
@@ -357,14 +366,15 @@ fn listen(msg: &Value, id: &Value, caller: &Caller, registry: &Registry) -> Answ
             a.listen = Some(stream);
             a
         }
-        Err(e) => answer(400, Some(jsonrpc::error(id, &e).to_string())),
+        Err(e) => refusal(id, e, true),
     }
 }
 
-fn error_answer(status: u16, id: &Value, code: i64, message: &str) -> Answer {
+/// The answer to a request `e` ends on its own (its status from [Error::status]).
+fn refusal(id: &Value, e: Error, stateless: bool) -> Answer {
     answer(
-        status,
-        Some(jsonrpc::error(id, &RpcError::new(code, message)).to_string()),
+        e.status(stateless),
+        Some(jsonrpc::error(id, &e.rpc()).to_string()),
     )
 }
 
@@ -400,7 +410,7 @@ fn authenticate(
     let jwt_modes = settings.allows(AuthMode::Bearer) || settings.allows(AuthMode::Oauth);
     let key_mode = settings.allows(AuthMode::ApiKey);
     let jwt_refusal = |error: Option<(&str, &str)>, message: &str| {
-        let mut a = error_answer(401, req_id, INVALID_REQUEST, message);
+        let mut a = refusal(req_id, Error::Unauthorized(message.to_string()), false);
         a.headers.insert(
             "www-authenticate".into(),
             json!(challenge(resource_metadata, error, &[])),
@@ -408,7 +418,7 @@ fn authenticate(
         a
     };
     let key_refusal = |message: &str| {
-        let mut a = error_answer(401, req_id, INVALID_REQUEST, message);
+        let mut a = refusal(req_id, Error::Unauthorized(message.to_string()), false);
         a.headers.insert("www-authenticate".into(), json!("ApiKey"));
         a
     };
@@ -483,7 +493,7 @@ struct Received<'r> {
     resource_metadata: Option<&'r str>,
     /// The body: parsed before authenticating only so that every error can echo the request id;
     /// nothing runs and nothing about the server is revealed before the caller is authenticated.
-    parsed: Result<Value, RpcError>,
+    parsed: Result<Value, Error>,
     /// The id to echo in an error about the whole request.
     req_id: Value,
 }
@@ -527,7 +537,7 @@ fn pipeline(
         )?,
     };
     let msg = std::mem::replace(&mut received.parsed, Ok(Value::Null))
-        .map_err(|e| answer(400, Some(jsonrpc::error(&Value::Null, &e).to_string())))?;
+        .map_err(|e| refusal(&Value::Null, e, false))?;
     let era = classify(&msg, received.headers, &received.req_id)?;
     let caller = identify(&registry, request, &received, claims, api_key.as_ref())?;
     *principal = Some(caller.principal.digest().to_string());
@@ -562,12 +572,7 @@ fn receive<'r>(
     if let Some(ct) = header(headers, "content-type") {
         let essence = ct.split(';').next().unwrap_or("").trim();
         if !essence.eq_ignore_ascii_case("application/json") {
-            return Err(error_answer(
-                415,
-                &Value::Null,
-                INVALID_REQUEST,
-                "Unsupported Media Type: the body must be application/json",
-            ));
+            return Err(refusal(&Value::Null, Error::UnsupportedMediaType, false));
         }
     }
     let body_text = match request.get("body") {
@@ -576,12 +581,7 @@ fn receive<'r>(
         Some(other) => other.to_string(),
     };
     if body_text.len() > settings.max_body_bytes {
-        return Err(error_answer(
-            413,
-            &Value::Null,
-            INVALID_REQUEST,
-            "Invalid Request: the body is too large",
-        ));
+        return Err(refusal(&Value::Null, Error::PayloadTooLarge, false));
     }
     let parsed = parse_body(&body_text);
     let req_id = parsed.as_ref().map(id_of).unwrap_or(Value::Null);
@@ -606,10 +606,10 @@ fn classify(msg: &Value, headers: &Map<String, Value>, req_id: &Value) -> Result
             Some((_, Some(r))) => Ok(Era::Legacy(r)),
             Some((v, None)) => {
                 let m = format!(
-                    "Bad Request: unsupported protocol version {v} (supported: {})",
+                    "unsupported protocol version {v} (supported: {})",
                     Revision::ALL.map(Revision::as_str).join(", ")
                 );
-                Err(error_answer(400, req_id, INVALID_REQUEST, &m))
+                Err(refusal(req_id, Error::BadRequest(m), false))
             }
         };
     }
@@ -623,17 +623,12 @@ fn classify(msg: &Value, headers: &Map<String, Value>, req_id: &Value) -> Result
     if let (Some(h), Some(b)) = (header_version, meta_version) {
         if h != b {
             let e = stateless::mismatch("the MCP-Protocol-Version header does not match the body");
-            return Err(answer(400, Some(jsonrpc::error(req_id, &e).to_string())));
+            return Err(refusal(req_id, e, true));
         }
     }
     stateless::envelope(msg)
         .and_then(|env| stateless::check_headers(headers, msg).map(|_| Era::Stateless(env)))
-        .map_err(|e| {
-            answer(
-                stateless::status_of(e.code),
-                Some(jsonrpc::error(req_id, &e).to_string()),
-            )
-        })
+        .map_err(|e| refusal(req_id, e, true))
 }
 
 /// Who the caller is: the role its claims name must be allowed to run capabilities (403).
@@ -653,14 +648,8 @@ fn identify(
         // prepend entries, so the first one is whatever it likes.
         .or_else(|| header(received.headers, "x-forwarded-for").and_then(|f| f.rsplit(',').next()))
         .map(|s| s.trim().to_string());
-    caller_from(registry, Some(claims), origin, api_key).map_err(|m| {
-        error_answer(
-            403,
-            &received.req_id,
-            INVALID_REQUEST,
-            &format!("Forbidden: {m}"),
-        )
-    })
+    caller_from(registry, Some(claims), origin, api_key)
+        .map_err(|e| refusal(&received.req_id, Error::Forbidden(e.to_string()), false))
 }
 
 /// The caller's share: requests in flight and per minute (429).
@@ -670,14 +659,14 @@ fn admit(
     req_id: &Value,
 ) -> Result<(), Answer> {
     let too_many = |message: &str, retry_after: String| {
-        let mut a = error_answer(429, req_id, INVALID_REQUEST, message);
+        let mut a = refusal(req_id, Error::TooManyRequests(message.to_string()), false);
         a.headers.insert("retry-after".into(), json!(retry_after));
         a
     };
     if !ledger::claim_in_flight_slot(caller.principal.limit_key(), settings.max_in_flight) {
         return Err(too_many(
             &format!(
-                "Too many requests: {} of this caller's requests are already running",
+                "{} of this caller's requests are already running",
                 settings.max_in_flight
             ),
             "1".into(),
@@ -689,16 +678,11 @@ fn admit(
             Ok(None) => {}
             Ok(Some(retry_after)) => {
                 return Err(too_many(
-                    &format!("Too many requests: retry in {retry_after} s"),
+                    &format!("retry in {retry_after} s"),
                     retry_after.to_string(),
                 ))
             }
-            Err(()) => {
-                return Err(too_many(
-                    "Too many requests: the rate limiter is unavailable",
-                    "1".into(),
-                ))
-            }
+            Err(()) => return Err(too_many("the rate limiter is unavailable", "1".into())),
         }
     }
     Ok(())
@@ -706,20 +690,18 @@ fn admit(
 
 /// The messages of the request: one, or a batch where the revision has them (2025-03-26).
 fn batch<'m>(msg: &'m Value, era: &Era) -> Result<Vec<&'m Value>, Answer> {
-    let invalid = |m: &str| error_answer(400, &Value::Null, INVALID_REQUEST, m);
+    let invalid = |m: &str| refusal(&Value::Null, Error::InvalidRequest(m.to_string()), false);
     let Value::Array(items) = msg else {
         return Ok(vec![msg]);
     };
     if !matches!(era, Era::Legacy(r) if r.allows_batches()) {
-        return Err(invalid(
-            "Invalid Request: batches are only allowed in MCP 2025-03-26",
-        ));
+        return Err(invalid("batches are only allowed in MCP 2025-03-26"));
     }
     if items.is_empty() {
-        return Err(invalid("Invalid Request: empty batch"));
+        return Err(invalid("empty batch"));
     }
     if items.iter().any(|m| stateless::is_stateless(m, None)) {
-        return Err(invalid("Invalid Request: MCP 2026-07-28 has no batches"));
+        return Err(invalid("MCP 2026-07-28 has no batches"));
     }
     Ok(items.iter().collect())
 }
@@ -737,9 +719,11 @@ fn dispatch(
         if msg.get("method").and_then(Value::as_str) == Some(subscriptions::METHOD) {
             return Err(listen(msg, &received.req_id, caller, registry));
         }
-        let (reply, missing_scopes) =
-            process_message(registry, caller, msg, era, Some(received.headers), true);
-        let mut events = events::take();
+        let Processed {
+            reply,
+            missing_scopes,
+            mut events,
+        } = process_message(registry, caller, msg, era, Some(received.headers), true);
         events.retain(|e| {
             e["method"] != "notifications/message"
                 || stateless::log_passes(
@@ -761,22 +745,16 @@ fn dispatch(
     for (i, m) in messages.iter().enumerate() {
         if msg.is_array() && m.get("method").and_then(Value::as_str) == Some("initialize") {
             let id = m.get("id").cloned().unwrap_or(Value::Null);
-            out.replies.push(Reply::of(jsonrpc::error(
-                &id,
-                &RpcError::new(
-                    INVALID_REQUEST,
-                    "Invalid Request: initialize must not be part of a batch",
-                ),
-            )));
+            let e = Error::InvalidRequest("initialize must not be part of a batch".into());
+            out.replies.push(Reply::of(jsonrpc::error(&id, &e.rpc())));
             continue;
         }
         let last = i + 1 == messages.len();
-        let (reply, scopes) =
-            process_message(registry, caller, m, era, Some(received.headers), last);
-        out.events.extend(events::take());
-        out.replies.extend(reply);
-        if !scopes.is_empty() {
-            out.missing_scopes = scopes;
+        let p = process_message(registry, caller, m, era, Some(received.headers), last);
+        out.events.extend(p.events);
+        out.replies.extend(p.reply);
+        if !p.missing_scopes.is_empty() {
+            out.missing_scopes = p.missing_scopes;
         }
     }
     Ok(out)
@@ -800,7 +778,7 @@ fn frame(msg: &Value, era: &Era, mut d: Dispatched, resource_metadata: Option<&s
             Some(_) if !d.missing_scopes.is_empty() => {
                 scope_refusal(Some(reply.text), &d.missing_scopes)
             }
-            Some(code) => answer(stateless::status_of(code), Some(reply.text)),
+            Some(code) => answer(error::status_of_code(code, true), Some(reply.text)),
             None => answer(200, Some(reply.text)),
         };
         a.events = d.events;
@@ -812,9 +790,9 @@ fn frame(msg: &Value, era: &Era, mut d: Dispatched, resource_metadata: Option<&s
     if d.replies.is_empty() {
         return answer(202, None);
     }
-    // Envelope errors are the transport's business (400); method errors ride a 200.
+    // A batch's errors ride a 200; a single message's status is its error's (see error.rs).
     let status = match (msg.is_array(), d.replies[0].error_code) {
-        (false, Some(PARSE_ERROR | INVALID_REQUEST)) => 400,
+        (false, Some(code)) => error::status_of_code(code, false),
         _ => 200,
     };
     let texts: Vec<String> = d.replies.into_iter().map(|r| r.text).collect();
@@ -858,12 +836,9 @@ fn http(request: Option<JsonbText>) -> JsonText {
     let request = match request.map(|r| serde_json::from_str::<Value>(&r.0)) {
         Some(Ok(v @ Value::Object(_))) => v,
         _ => {
-            return answer_json(error_answer(
-                400,
-                &Value::Null,
-                INVALID_REQUEST,
-                "Invalid Request: chumbo.http expects {method, path, headers, body}",
-            ))
+            let e =
+                Error::InvalidRequest("chumbo.http expects {method, path, headers, body}".into());
+            return answer_json(refusal(&Value::Null, e, false));
         }
     };
     answer_json(process_http(&request, None))
@@ -893,7 +868,8 @@ fn mcp(body: Option<JsonbText>) -> Option<JsonText> {
         let id = parse_body(&body_text)
             .map(|m| id_of(&m))
             .unwrap_or(Value::Null);
-        let mut a = error_answer(401, &id, INVALID_REQUEST, "Authorization required");
+        let e = Error::Unauthorized("Authorization required".into());
+        let mut a = refusal(&id, e, false);
         a.headers
             .insert("www-authenticate".into(), json!(challenge(None, None, &[])));
         a

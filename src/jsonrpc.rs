@@ -1,5 +1,6 @@
 //! JSON-RPC 2.0 envelopes: validating what arrives, shaping what leaves.
 
+use crate::error::Error;
 use serde_json::{json, Map, Value};
 
 pub const PARSE_ERROR: i64 = -32700;
@@ -10,7 +11,7 @@ pub const INTERNAL_ERROR: i64 = -32603;
 /// Resource not found (MCP ≤ 2025-11-25).
 pub const RESOURCE_NOT_FOUND: i64 = -32002;
 
-/// A protocol-level failure: becomes the `error` member of a response.
+/// The `error` member of a response, as it goes on the wire (made by [Error::rpc]).
 #[derive(Debug, Clone)]
 pub struct RpcError {
     pub code: i64,
@@ -29,9 +30,6 @@ impl RpcError {
     pub fn with_data(mut self, data: Value) -> Self {
         self.data = Some(data);
         self
-    }
-    pub fn invalid_params(message: impl Into<String>) -> Self {
-        Self::new(INVALID_PARAMS, message)
     }
     pub fn to_json(&self) -> Value {
         let mut e = json!({"code": self.code, "message": self.message});
@@ -56,14 +54,11 @@ pub enum Message {
 
 /// Validates one JSON-RPC message. On failure returns the id to echo (when one could be read) and
 /// the error.
-pub fn parse(msg: &Value) -> Result<Message, (Value, RpcError)> {
+pub fn parse(msg: &Value) -> Result<Message, (Value, Error)> {
     let Some(obj) = msg.as_object() else {
         return Err((
             Value::Null,
-            RpcError::new(
-                INVALID_REQUEST,
-                "Invalid Request: a JSON-RPC message must be an object",
-            ),
+            Error::InvalidRequest("a JSON-RPC message must be an object".into()),
         ));
     };
     // Echo the id whenever it is valid, so the client can match even a rejected request.
@@ -73,12 +68,7 @@ pub fn parse(msg: &Value) -> Result<Message, (Value, RpcError)> {
         Some(v @ Value::Number(n)) if n.is_i64() || n.is_u64() => v.clone(),
         _ => Value::Null,
     };
-    let fail = |m: &str| {
-        Err((
-            echo_id.clone(),
-            RpcError::new(INVALID_REQUEST, format!("Invalid Request: {m}")),
-        ))
-    };
+    let fail = |m: &str| Err((echo_id.clone(), Error::InvalidRequest(m.to_string())));
     if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return fail("\"jsonrpc\" must be \"2.0\"");
     }
@@ -100,7 +90,7 @@ pub fn parse(msg: &Value) -> Result<Message, (Value, RpcError)> {
         Some(Value::Array(_)) => {
             return Err((
                 echo_id,
-                RpcError::invalid_params("Invalid params: MCP params must be an object"),
+                Error::InvalidParams("MCP params must be an object".into()),
             ))
         }
         Some(_) => return fail("\"params\" must be an object"),
@@ -139,7 +129,7 @@ mod tests {
 
     fn code(v: Value) -> i64 {
         match parse(&v) {
-            Err((_, e)) => e.code,
+            Err((_, e)) => e.code(),
             Ok(_) => 0,
         }
     }

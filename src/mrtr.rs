@@ -7,7 +7,7 @@
 //! ('request_state', rotatable). The payload binds the principal, method, capability and a digest
 //! of the arguments, expires, and carries a nonce that is consumed once.
 
-use crate::jsonrpc::RpcError;
+use crate::error::Error;
 use base64::Engine;
 use hmac::{Hmac, KeyInit, Mac};
 use pgrx::prelude::*;
@@ -56,6 +56,17 @@ pub struct Outcome {
     pub undeclared: Map<String, Value>,
     pub responses: Map<String, Value>,
     pub blocked: Option<String>,
+}
+
+/// Ends the round (the request scope also ends any round left open when a call unwinds).
+pub fn clear() {
+    ROUND.with(|r| *r.borrow_mut() = None);
+}
+
+/// Whether a round is open.
+#[cfg(any(test, feature = "pg_test"))]
+pub fn in_round() -> bool {
+    ROUND.with(|r| r.borrow().is_some())
 }
 
 pub fn finish() -> Option<Outcome> {
@@ -192,9 +203,8 @@ pub fn issue(key: &[u8], b: &Binding, responses: &Map<String, Value>) -> String 
 }
 
 /// The responses of earlier rounds carried by a valid `state`, after consuming its nonce.
-pub fn verify(key: &[u8], state: &str, b: &Binding) -> Result<Map<String, Value>, RpcError> {
-    let invalid =
-        |why: &str| RpcError::invalid_params(format!("Invalid params: requestState {why}"));
+pub fn verify(key: &[u8], state: &str, b: &Binding) -> Result<Map<String, Value>, Error> {
+    let invalid = |why: &str| Error::InvalidParams(format!("requestState {why}"));
     if state.len() > MAX_STATE_BYTES * 2 {
         return Err(invalid("is too large"));
     }

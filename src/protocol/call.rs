@@ -1,10 +1,9 @@
 //! Running a capability for a method: finding it as the caller may see it, its arguments, and
 //! the run itself with MRTR (multi round-trip input).
 
-use super::stateless;
-use super::{Context, Failure, MethodResult};
+use super::{Context, MethodResult};
+use crate::error::Error;
 use crate::execute::{self, PublicError, Returned};
-use crate::jsonrpc::{self, RpcError};
 use crate::mrtr;
 use crate::registry::{Capability, Kind};
 use crate::session;
@@ -31,21 +30,25 @@ pub(super) fn named<'r>(
     ctx: &'r Context,
     params: &Map<String, Value>,
     kind: Kind,
-) -> Result<&'r Capability, Failure> {
+) -> Result<&'r Capability, Error> {
     let name = params
         .get("name")
         .and_then(Value::as_str)
-        .ok_or_else(|| RpcError::invalid_params("Invalid params: \"name\" must be a string"))?;
-    let unknown = || RpcError::invalid_params(format!("Unknown {}: {name}", kind.as_str()));
-    let cap = ctx.registry.find(name, kind).ok_or_else(unknown)?;
+        .ok_or_else(|| Error::InvalidParams("\"name\" must be a string".into()))?;
+    let unknown = |missing_scopes: Vec<String>| Error::UnknownCapability {
+        kind: kind.as_str(),
+        name: name.to_string(),
+        missing_scopes,
+    };
+    let cap = ctx
+        .registry
+        .find(name, kind)
+        .ok_or_else(|| unknown(vec![]))?;
     if !session::can_execute(cap.oid, ctx.caller.role_oid) {
-        return Err(unknown().into());
+        return Err(unknown(vec![]));
     }
     if !ctx.caller.has_scopes(cap) {
-        return Err(Failure {
-            error: unknown(),
-            missing_scopes: cap.meta.scopes.clone(),
-        });
+        return Err(unknown(cap.meta.scopes.clone()));
     }
     Ok(cap)
 }
@@ -69,7 +72,7 @@ pub(super) fn run<T>(
     method: &str,
     finish: impl FnOnce(Returned) -> Result<T, String>,
 ) -> Result<T, Stop> {
-    let reply = |f: Failure| Stop::Reply(Err(f));
+    let reply = |e: Error| Stop::Reply(Err(e));
     let digest = ctx.caller.principal.digest().to_string();
     let bound_to = if method == "resources/read" {
         params.get("uri").cloned().unwrap_or_default()
@@ -92,33 +95,26 @@ pub(super) fn run<T>(
     if ctx.era.can_ask_for_input() {
         if let Some(state) = params.get("requestState") {
             let state = state.as_str().ok_or_else(|| {
-                reply(
-                    RpcError::invalid_params("Invalid params: requestState must be a string")
-                        .into(),
-                )
+                reply(Error::InvalidParams("requestState must be a string".into()))
             })?;
-            responses = mrtr::verify(&key, state, &binding).map_err(|e| reply(e.into()))?;
+            responses = mrtr::verify(&key, state, &binding).map_err(reply)?;
         }
         match params.get("inputResponses") {
             None => {}
             Some(Value::Object(given)) => {
                 for (k, v) in given {
                     if !v.is_object() {
-                        return Err(reply(
-                            RpcError::invalid_params(format!(
-                                "Invalid params: inputResponses[\"{k}\"] must be an object"
-                            ))
-                            .into(),
-                        ));
+                        return Err(reply(Error::InvalidParams(format!(
+                            "inputResponses[\"{k}\"] must be an object"
+                        ))));
                     }
                     responses.insert(k.clone(), v.clone());
                 }
             }
             Some(_) => {
-                return Err(reply(
-                    RpcError::invalid_params("Invalid params: inputResponses must be an object")
-                        .into(),
-                ))
+                return Err(reply(Error::InvalidParams(
+                    "inputResponses must be an object".into(),
+                )))
             }
         }
     }
@@ -147,12 +143,10 @@ pub(super) fn run<T>(
     if let Some(round) = round {
         if !round.undeclared.is_empty() {
             let names: Vec<&String> = round.undeclared.keys().collect();
-            let err = RpcError::new(
-                stateless::MISSING_CLIENT_CAPABILITY,
-                format!("Missing required client capability: {names:?}"),
-            )
-            .with_data(json!({"requiredCapabilities": round.undeclared}));
-            return Err(reply(err.into()));
+            return Err(reply(Error::MissingClientCapability {
+                names: format!("{names:?}"),
+                required: Value::Object(round.undeclared),
+            }));
         }
         if !round.missing.is_empty() {
             return Err(Stop::Reply(Ok(json!({
@@ -175,22 +169,21 @@ pub(super) fn run<T>(
 }
 
 /// A resource or prompt failing: the app refusing its input is -32602, anything else -32603.
-pub(super) fn method_error(e: PublicError) -> RpcError {
-    let code = if e.internal {
-        jsonrpc::INTERNAL_ERROR
-    } else {
-        jsonrpc::INVALID_PARAMS
-    };
-    RpcError::new(code, e.message)
+pub(super) fn method_error(e: PublicError, uri: Option<&str>) -> Error {
+    Error::Capability {
+        message: e.message,
+        internal: e.internal,
+        uri: uri.map(String::from),
+    }
 }
 
 /// `params.arguments`: absent or null is none; anything but an object is invalid.
-pub(super) fn arguments(params: &Map<String, Value>) -> Result<Map<String, Value>, RpcError> {
+pub(super) fn arguments(params: &Map<String, Value>) -> Result<Map<String, Value>, Error> {
     match params.get("arguments") {
         None | Some(Value::Null) => Ok(Map::new()),
         Some(Value::Object(a)) => Ok(a.clone()),
-        Some(_) => Err(RpcError::invalid_params(
-            "Invalid params: \"arguments\" must be an object",
+        Some(_) => Err(Error::InvalidParams(
+            "\"arguments\" must be an object".into(),
         )),
     }
 }

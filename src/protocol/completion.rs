@@ -2,9 +2,9 @@
 //! declares completions).
 
 use super::call::{named, offers_completions, visible};
-use super::{not_found, Context, Failure, MethodResult};
+use super::{not_found, Context, MethodResult};
+use crate::error::Error;
 use crate::execute;
-use crate::jsonrpc::{self, RpcError};
 use crate::registry::Kind;
 use crate::session;
 use pgrx::prelude::*;
@@ -20,8 +20,7 @@ pub fn handle(ctx: &Context, method: &str, params: &Map<String, Value>) -> Metho
 }
 
 fn complete(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
-    let bad =
-        |m: &str| -> Failure { RpcError::invalid_params(format!("Invalid params: {m}")).into() };
+    let bad = |m: &str| Error::InvalidParams(m.to_string());
     let reference = params
         .get("ref")
         .and_then(Value::as_object)
@@ -63,8 +62,7 @@ fn complete(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
             .cloned()
             .collect(),
         Some(crate::metadata::Completion::Function(func)) => {
-            complete_with_function(ctx, func, prefix)
-                .map_err(|m| RpcError::new(jsonrpc::INTERNAL_ERROR, m))?
+            complete_with_function(ctx, func, prefix)?
         }
     };
     let has_more = values.len() > 100;
@@ -74,7 +72,7 @@ fn complete(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
 
 /// Calls the completion function named in metadata, as the caller. The name is resolved to a
 /// catalog entry first; only catalog-quoted identifiers reach the SQL text.
-fn complete_with_function(ctx: &Context, func: &str, prefix: &str) -> Result<Vec<String>, String> {
+fn complete_with_function(ctx: &Context, func: &str, prefix: &str) -> Result<Vec<String>, Error> {
     let trace = session::trace_id();
     let qualified = Spi::connect(|c| {
         c.select(
@@ -89,7 +87,11 @@ fn complete_with_function(ctx: &Context, func: &str, prefix: &str) -> Result<Vec
     })
     .ok()
     .flatten()
-    .ok_or_else(|| format!("completion function {func}(text) does not exist (trace id {trace})"))?;
+    .ok_or_else(|| {
+        Error::Internal(format!(
+            "completion function {func}(text) does not exist (trace id {trace})"
+        ))
+    })?;
     let sql = format!("select v::pg_catalog.text from {qualified}($1) as v limit 101");
     let prefix = prefix.to_string();
     let timeout_ms = ctx.registry.settings.call_timeout_ms;
@@ -109,6 +111,6 @@ fn complete_with_function(ctx: &Context, func: &str, prefix: &str) -> Result<Vec
             })
         },
     )
-    .map_err(|e| execute::public_error(&e, &trace).message)?
-    .map_err(|_| format!("completion failed (trace id {trace})"))
+    .map_err(|e| Error::Internal(execute::public_error(&e, &trace).message))?
+    .map_err(|_| Error::Internal(format!("completion failed (trace id {trace})")))
 }

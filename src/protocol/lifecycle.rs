@@ -4,8 +4,8 @@
 use super::call::offers_completions;
 use super::versions::{self, Revision};
 use super::{stateless, Context, MethodResult};
+use crate::error::Error;
 use crate::events;
-use crate::jsonrpc::RpcError;
 use serde_json::{json, Map, Value};
 
 pub const METHODS: &[&str] = &["initialize", "ping", "logging/setLevel", "server/discover"];
@@ -18,21 +18,17 @@ pub fn handle(ctx: &Context, method: &str, params: &Map<String, Value>) -> Metho
             // Stateless: there is no session to remember the level in; tools' log events are
             // returned with the request that raised them.
             Some(l) if events::valid_level(l) => Ok(json!({})),
-            _ => Err(
-                RpcError::invalid_params("Invalid params: \"level\" must be a log level").into(),
-            ),
+            _ => Err(Error::InvalidParams("\"level\" must be a log level".into())),
         },
         _ => Ok(discover(ctx)),
     }
 }
 
-fn initialize(ctx: &Context, params: &Map<String, Value>) -> Result<Value, RpcError> {
+fn initialize(ctx: &Context, params: &Map<String, Value>) -> Result<Value, Error> {
     let requested = params
         .get("protocolVersion")
         .and_then(Value::as_str)
-        .ok_or_else(|| {
-            RpcError::invalid_params("Invalid params: \"protocolVersion\" is required")
-        })?;
+        .ok_or_else(|| Error::InvalidParams("\"protocolVersion\" is required".into()))?;
     // Echo a version we speak; otherwise offer our newest and let the client decide.
     let version = Revision::parse(requested).unwrap_or(Revision::NEWEST);
     let mut result = json!({

@@ -2,16 +2,16 @@
 
 use super::call::visible;
 use super::{Context, MethodResult};
-use crate::jsonrpc::RpcError;
+use crate::error::Error;
 use crate::registry::Capability;
 use base64::Engine;
 use serde_json::{json, Map, Value};
 
-fn decode_cursor(params: &Map<String, Value>) -> Result<usize, RpcError> {
+fn decode_cursor(params: &Map<String, Value>) -> Result<usize, Error> {
     let Some(cursor) = params.get("cursor") else {
         return Ok(0);
     };
-    let bad = || RpcError::invalid_params("Invalid params: invalid cursor");
+    let bad = || Error::InvalidParams("invalid cursor".into());
     let text = cursor.as_str().ok_or_else(bad)?;
     let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
         .decode(text)

@@ -2,7 +2,7 @@
 //! Each method family lives in its own file with its `METHODS` and a `handle`; adding a family is
 //! that file plus one line in [FAMILIES].
 
-use crate::jsonrpc::{RpcError, METHOD_NOT_FOUND};
+use crate::error::Error;
 use crate::registry::{Caller, Registry};
 use serde_json::{Map, Value};
 use versions::Era;
@@ -31,22 +31,7 @@ pub struct Context<'a> {
     pub headers: Option<&'a Map<String, Value>>,
 }
 
-/// A protocol failure plus, for HTTP, the scopes whose absence caused it (→ 403).
-pub struct Failure {
-    pub error: RpcError,
-    pub missing_scopes: Vec<String>,
-}
-
-impl From<RpcError> for Failure {
-    fn from(error: RpcError) -> Self {
-        Failure {
-            error,
-            missing_scopes: vec![],
-        }
-    }
-}
-
-pub type MethodResult = Result<Value, Failure>;
+pub type MethodResult = Result<Value, Error>;
 
 /// A method family's handler: called only with one of its `METHODS`.
 type Handler = fn(&Context, &str, &Map<String, Value>) -> MethodResult;
@@ -71,6 +56,6 @@ pub fn dispatch(ctx: &Context, method: &str, params: &Map<String, Value>) -> Met
     }
 }
 
-pub(super) fn not_found(method: &str) -> Failure {
-    RpcError::new(METHOD_NOT_FOUND, format!("Method not found: {method}")).into()
+pub(super) fn not_found(method: &str) -> Error {
+    Error::MethodNotFound(method.to_string())
 }

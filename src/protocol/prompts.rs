@@ -3,8 +3,8 @@
 use super::call::{arguments, method_error, named, run, Stop};
 use super::listing::{list, put_opt};
 use super::{Context, MethodResult};
+use crate::error::Error;
 use crate::execute::Returned;
-use crate::jsonrpc::{self, RpcError};
 use crate::registry::{Capability, Kind};
 use crate::session;
 use pgrx::prelude::*;
@@ -47,17 +47,15 @@ fn get_prompt(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
     let args = arguments(params)?;
     for (k, v) in &args {
         if !cap.params.iter().any(|p| &p.name == k) {
-            return Err(RpcError::invalid_params(format!(
-                "Invalid params: {} has no argument \"{k}\"",
+            return Err(Error::InvalidParams(format!(
+                "{} has no argument \"{k}\"",
                 cap.name
-            ))
-            .into());
+            )));
         }
         if !v.is_string() {
-            return Err(RpcError::invalid_params(format!(
-                "Invalid params: argument \"{k}\" must be a string"
-            ))
-            .into());
+            return Err(Error::InvalidParams(format!(
+                "argument \"{k}\" must be a string"
+            )));
         }
     }
     if let Some(p) = cap
@@ -65,17 +63,16 @@ fn get_prompt(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
         .iter()
         .find(|p| p.required && !args.contains_key(&p.name))
     {
-        return Err(RpcError::invalid_params(format!(
-            "Invalid params: missing required argument \"{}\"",
+        return Err(Error::InvalidParams(format!(
+            "missing required argument \"{}\"",
             p.name
-        ))
-        .into());
+        )));
     }
     let value = match run(ctx, cap, &args, params, "prompts/get", Ok) {
         Ok(Returned::One(v)) => v.unwrap_or(Value::Null),
         Ok(Returned::Rows { .. }) => Value::Null,
         Err(Stop::Reply(a)) => return a,
-        Err(Stop::Failed(e)) => return Err(method_error(e).into()),
+        Err(Stop::Failed(e)) => return Err(method_error(e, None)),
     };
     let (description, messages) = match value {
         Value::String(text) => (
@@ -97,14 +94,10 @@ fn get_prompt(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
                     cap.name
                 )
             );
-            return Err(RpcError::new(
-                jsonrpc::INTERNAL_ERROR,
-                format!(
-                    "Prompt {} returned no messages (trace id {trace})",
-                    cap.name
-                ),
-            )
-            .into());
+            return Err(Error::Internal(format!(
+                "Prompt {} returned no messages (trace id {trace})",
+                cap.name
+            )));
         }
     };
     let mut result = json!({"messages": messages});

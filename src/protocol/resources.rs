@@ -2,9 +2,9 @@
 
 use super::call::{method_error, run, visible, Stop};
 use super::listing::{list, put_opt};
-use super::{Context, Failure, MethodResult};
+use super::{Context, MethodResult};
+use crate::error::Error;
 use crate::execute::Returned;
-use crate::jsonrpc::{self, RpcError};
 use crate::registry::{Capability, Kind};
 use crate::types::ReturnShape;
 use serde_json::{json, Map, Value};
@@ -55,42 +55,29 @@ fn template_json(c: &Capability) -> Value {
     r
 }
 
-/// Resource not found: -32002 up to 2025-11-25, -32602 from 2026-07-28.
-fn not_found_for(ctx: &Context, uri: &str) -> Failure {
-    if ctx.era.is_stateless() {
-        return RpcError::invalid_params(format!("Resource not found: {uri}"))
-            .with_data(json!({"uri": uri}))
-            .into();
+/// Resource not found: -32002 up to 2025-11-25, -32602 from 2026-07-28 (see [Error::code]).
+fn not_found(ctx: &Context, uri: &str, missing_scopes: Vec<String>) -> Error {
+    Error::ResourceNotFound {
+        uri: uri.to_string(),
+        stateless: ctx.era.is_stateless(),
+        missing_scopes,
     }
-    not_found(uri)
-}
-
-fn not_found(uri: &str) -> Failure {
-    RpcError::new(
-        jsonrpc::RESOURCE_NOT_FOUND,
-        format!("Resource not found: {uri}"),
-    )
-    .with_data(json!({"uri": uri}))
-    .into()
 }
 
 fn read_resource(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
     let uri = params
         .get("uri")
         .and_then(Value::as_str)
-        .ok_or_else(|| RpcError::invalid_params("Invalid params: \"uri\" must be a string"))?;
+        .ok_or_else(|| Error::InvalidParams("\"uri\" must be a string".into()))?;
     let found = visible(ctx, |c| {
         matches!(c.kind, Kind::Resource | Kind::ResourceTemplate)
     })
     .find_map(|c| c.template.as_ref()?.matches(uri).map(|vars| (c, vars)));
     let Some((cap, vars)) = found else {
-        return Err(not_found_for(ctx, uri));
+        return Err(not_found(ctx, uri, vec![]));
     };
     if !ctx.caller.has_scopes(cap) {
-        return Err(Failure {
-            error: not_found_for(ctx, uri).error,
-            missing_scopes: cap.meta.scopes.clone(),
-        });
+        return Err(not_found(ctx, uri, cap.meta.scopes.clone()));
     }
     let args: Map<String, Value> = vars
         .into_iter()
@@ -98,9 +85,9 @@ fn read_resource(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
         .collect();
     let value = match run(ctx, cap, &args, params, "resources/read", Ok) {
         Ok(Returned::One(Some(v))) if !v.is_null() => v,
-        Ok(_) => return Err(not_found_for(ctx, uri)),
+        Ok(_) => return Err(not_found(ctx, uri, vec![])),
         Err(Stop::Reply(a)) => return a,
-        Err(Stop::Failed(e)) => return Err(method_error(e).with_data(json!({"uri": uri})).into()),
+        Err(Stop::Failed(e)) => return Err(method_error(e, Some(uri))),
     };
     let mut content = json!({"uri": uri});
     match (cap.returns, value) {

@@ -3,13 +3,9 @@
 //! result carries.
 
 use super::versions::{self, STATELESS};
-use crate::jsonrpc::{RpcError, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND};
+use crate::error::{Error, Result};
 use base64::Engine;
 use serde_json::{json, Map, Value};
-
-pub const HEADER_MISMATCH: i64 = -32020;
-pub const MISSING_CLIENT_CAPABILITY: i64 = -32021;
-pub const UNSUPPORTED_VERSION: i64 = -32022;
 
 const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
@@ -32,27 +28,26 @@ pub fn is_stateless(msg: &Value, header_version: Option<&str>) -> bool {
 }
 
 /// Validates the envelope: required `_meta` keys (-32602), a supported version (-32022).
-pub fn envelope(msg: &Value) -> Result<Envelope, RpcError> {
+pub fn envelope(msg: &Value) -> Result<Envelope> {
     let meta = msg.pointer("/params/_meta").and_then(Value::as_object);
     let version = meta
         .and_then(|m| m.get(META_VERSION))
         .and_then(Value::as_str);
     let Some(version) = version else {
-        return Err(RpcError::invalid_params(format!(
-            "Invalid params: params._meta[\"{META_VERSION}\"] is required"
+        return Err(Error::InvalidParams(format!(
+            "params._meta[\"{META_VERSION}\"] is required"
         )));
     };
     if version != STATELESS {
-        return Err(RpcError::new(
-            UNSUPPORTED_VERSION,
-            format!("Unsupported protocol version: {version}"),
-        )
-        .with_data(json!({"supported": [STATELESS], "requested": version})));
+        return Err(Error::UnsupportedVersion {
+            requested: version.to_string(),
+            supported: vec![STATELESS],
+        });
     }
     let capabilities = meta.and_then(|m| m.get(META_CAPABILITIES));
     let Some(capabilities @ Value::Object(_)) = capabilities else {
-        return Err(RpcError::invalid_params(format!(
-            "Invalid params: params._meta[\"{META_CAPABILITIES}\"] must be an object"
+        return Err(Error::InvalidParams(format!(
+            "params._meta[\"{META_CAPABILITIES}\"] must be an object"
         )));
     };
     let log_level = meta
@@ -66,7 +61,7 @@ pub fn envelope(msg: &Value) -> Result<Envelope, RpcError> {
 }
 
 /// A header value as the client meant it: trimmed, `=?base64?…?=` decoded.
-pub fn header_value(raw: &str) -> Result<String, RpcError> {
+pub fn header_value(raw: &str) -> Result<String> {
     let v = raw.trim();
     match v
         .strip_prefix("=?base64?")
@@ -81,19 +76,19 @@ pub fn header_value(raw: &str) -> Result<String, RpcError> {
     }
 }
 
-pub fn mismatch(why: &str) -> RpcError {
-    RpcError::new(HEADER_MISMATCH, format!("Header mismatch: {why}"))
+pub fn mismatch(why: &str) -> Error {
+    Error::HeaderMismatch(why.to_string())
 }
 
 /// The standard headers agree with the body: MCP-Protocol-Version, Mcp-Method, Mcp-Name.
-pub fn check_headers(headers: &Map<String, Value>, msg: &Value) -> Result<(), RpcError> {
+pub fn check_headers(headers: &Map<String, Value>, msg: &Value) -> Result<()> {
     let get = |name: &str| {
         headers
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
             .and_then(|(_, v)| v.as_str())
     };
-    let expect = |name: &str, want: &str| -> Result<(), RpcError> {
+    let expect = |name: &str, want: &str| -> Result<()> {
         match get(name) {
             None => Err(mismatch(&format!("the {name} header is required"))),
             Some(raw) if header_value(raw)? == want => Ok(()),
@@ -121,7 +116,7 @@ pub fn check_param_headers(
     headers: &Map<String, Value>,
     input_schema: &Value,
     arguments: &Map<String, Value>,
-) -> Result<(), RpcError> {
+) -> Result<()> {
     let Some(properties) = input_schema.get("properties").and_then(Value::as_object) else {
         return Ok(());
     };
@@ -204,16 +199,6 @@ pub fn decorate(method: &str, mut result: Value, ttl_ms: u64) -> Value {
         }
     }
     result
-}
-
-/// The HTTP status of a stateless error.
-pub fn status_of(code: i64) -> u16 {
-    match code {
-        METHOD_NOT_FOUND => 404,
-        INTERNAL_ERROR => 500,
-        INVALID_PARAMS | HEADER_MISMATCH | MISSING_CLIENT_CAPABILITY | UNSUPPORTED_VERSION => 400,
-        _ => 400,
-    }
 }
 
 /// Whether a notification of this level passes the request's threshold.

@@ -3,7 +3,7 @@
 //! result.
 
 use crate::auth;
-use crate::jsonrpc::RpcError;
+use crate::error::Error;
 use crate::registry::{Caller, Registry};
 use serde_json::{json, Map, Value};
 
@@ -19,14 +19,14 @@ pub fn listen(
     id: &Value,
     caller: &Caller,
     registry: &Registry,
-) -> Result<(Value, Value), RpcError> {
+) -> Result<(Value, Value), Error> {
     let requested = msg
         .pointer("/params/notifications")
         .cloned()
         .unwrap_or(json!({}));
     let Some(requested) = requested.as_object() else {
-        return Err(RpcError::invalid_params(
-            "Invalid params: notifications must be an object",
+        return Err(Error::InvalidParams(
+            "notifications must be an object".into(),
         ));
     };
     let mut honoured = Map::new();

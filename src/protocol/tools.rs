@@ -3,6 +3,7 @@
 use super::call::{arguments, named, run, Stop};
 use super::listing::{list, put_opt};
 use super::{stateless, Context, MethodResult};
+use crate::error::Error;
 use crate::events;
 use crate::execute::Returned;
 use crate::registry::{Capability, Kind};
@@ -100,7 +101,8 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
         }
     }
     match run(ctx, cap, &args, params, "tools/call", |r| {
-        tool_result(ctx, cap, r)
+        // execute::call raises the refusal, so the call's writes are rolled back
+        tool_result(ctx, cap, r).map_err(|e| e.to_string())
     }) {
         Ok(result) => Ok(result),
         Err(Stop::Reply(a)) => a,
@@ -110,7 +112,14 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
 
 /// The tools/call result for what the function returned, or why it must not be given (the call
 /// then fails and its writes are undone, see execute::call).
-fn tool_result(ctx: &Context, cap: &Capability, returned: Returned) -> Result<Value, String> {
+fn tool_result(ctx: &Context, cap: &Capability, returned: Returned) -> Result<Value, Error> {
+    let refuse = |message: String| {
+        Err(Error::Capability {
+            message,
+            internal: false,
+            uri: None,
+        })
+    };
     let max = ctx.registry.settings.max_result_bytes;
     let (text, structured) = match (cap.returns, returned) {
         (ReturnShape::ToolResult, Returned::One(Some(v))) => return Ok(v),
@@ -135,7 +144,7 @@ fn tool_result(ctx: &Context, cap: &Capability, returned: Returned) -> Result<Va
         (_, Returned::One(None)) => ("null".to_string(), None),
     };
     if text.len() + events::bytes() > max {
-        return Err(format!(
+        return refuse(format!(
             "the result is {} bytes (with {} bytes of notifications), over the limit of {max} bytes",
             text.len(),
             events::bytes()
@@ -143,7 +152,7 @@ fn tool_result(ctx: &Context, cap: &Capability, returned: Returned) -> Result<Va
     }
     if let (Some(v), Some(s)) = (&cap.output_validator, &structured) {
         if !v.is_valid(s) {
-            return Err(format!(
+            return refuse(format!(
                 "{} returned a result that does not match its outputSchema",
                 cap.name
             ));

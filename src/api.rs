@@ -639,17 +639,21 @@ fn identify(
     claims: Value,
     api_key: Option<&apikey::VerifiedKey>,
 ) -> Result<Caller, Answer> {
-    // Anonymous callers are told apart by where they come from (the edge passes the client
-    // address), for their rate-limit bucket.
-    let origin = request
-        .get("client")
-        .and_then(Value::as_str)
-        // Without the edge's word, the entry the nearest proxy appended: the client can only
-        // prepend entries, so the first one is whatever it likes.
-        .or_else(|| header(received.headers, "x-forwarded-for").and_then(|f| f.rsplit(',').next()))
-        .map(|s| s.trim().to_string());
+    let origin = client_origin(request, received.headers);
     caller_from(registry, Some(claims), origin, api_key)
         .map_err(|e| refusal(&received.req_id, Error::Forbidden(e.to_string()), false))
+}
+
+/// Where the request comes from: anonymous callers are told apart by it, for their rate-limit
+/// bucket. The edge passes the client address; without the edge's word, the entry the nearest
+/// proxy appended to X-Forwarded-For (the client can only prepend entries, so the first one is
+/// whatever it likes).
+fn client_origin(request: &Value, headers: &Map<String, Value>) -> Option<String> {
+    request
+        .get("client")
+        .and_then(Value::as_str)
+        .or_else(|| header(headers, "x-forwarded-for").and_then(|f| f.rsplit(',').next()))
+        .map(|s| s.trim().to_string())
 }
 
 /// The caller's share: requests in flight and per minute (429).
@@ -882,4 +886,195 @@ fn mcp(body: Option<JsonbText>) -> Option<JsonText> {
         session::set_local("response.headers", &Value::Array(list).to_string());
     }
     a.body.map(JsonText)
+}
+
+#[cfg(any(test, feature = "pg_test"))]
+#[pgrx::pg_schema]
+mod tests {
+    use super::*;
+
+    fn stateless_call(method: &str, params: Value) -> Value {
+        let mut params = params;
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        });
+        json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+    }
+
+    /// What `classify` makes of a body and its headers: the era, or the status and JSON-RPC code
+    /// of the refusal (code 0: no body).
+    fn outcome(msg: &Value, headers: Value) -> String {
+        let headers = headers.as_object().cloned().unwrap_or_default();
+        match classify(msg, &headers, &json!(1)) {
+            Ok(Era::Legacy(r)) => format!("legacy {}", r.as_str()),
+            Ok(Era::Stateless(_)) => "stateless".into(),
+            Err(a) => {
+                let code = a
+                    .body
+                    .and_then(|b| serde_json::from_str::<Value>(&b).ok())
+                    .and_then(|b| b.pointer("/error/code").and_then(Value::as_i64))
+                    .unwrap_or(0);
+                format!("{} {code}", a.status)
+            }
+        }
+    }
+
+    #[pgrx::pg_test]
+    fn pg_headers_are_checked_against_the_body() {
+        let legacy = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+        let call = stateless_call("tools/call", json!({"name": "add", "arguments": {}}));
+        let list = stateless_call("tools/list", json!({}));
+        let v = "2026-07-28";
+        let cases = [
+            // MCP-Protocol-Version, legacy era
+            ("no header", &legacy, json!({}), "legacy 2025-03-26"),
+            (
+                "named revision",
+                &legacy,
+                json!({"mcp-protocol-version": "2025-06-18"}),
+                "legacy 2025-06-18",
+            ),
+            (
+                "header name case",
+                &legacy,
+                json!({"MCP-Protocol-Version": " 2025-11-25 "}),
+                "legacy 2025-11-25",
+            ),
+            (
+                "unknown revision",
+                &legacy,
+                json!({"mcp-protocol-version": "1999-01-01"}),
+                "400 -32600",
+            ),
+            (
+                "injection",
+                &legacy,
+                json!({"mcp-protocol-version": "2025-06-18'; --"}),
+                "400 -32600",
+            ),
+            // a later revision than ours names the stateless era, which the body then lacks
+            (
+                "future revision",
+                &legacy,
+                json!({"mcp-protocol-version": "2027-01-01"}),
+                "400 -32602",
+            ),
+            // stateless era: every header must agree with the body
+            (
+                "all agree",
+                &call,
+                json!({"mcp-protocol-version": v, "mcp-method": "tools/call", "mcp-name": "add"}),
+                "stateless",
+            ),
+            (
+                "Base64 name",
+                &call,
+                json!({"mcp-protocol-version": v, "mcp-method": "tools/call", "mcp-name": "=?base64?YWRk?="}),
+                "stateless",
+            ),
+            (
+                "no Mcp-Name needed",
+                &list,
+                json!({"mcp-protocol-version": v, "mcp-method": "tools/list"}),
+                "stateless",
+            ),
+            (
+                "version differs",
+                &call,
+                json!({"mcp-protocol-version": "2025-11-25", "mcp-method": "tools/call", "mcp-name": "add"}),
+                "400 -32020",
+            ),
+            (
+                "version missing",
+                &call,
+                json!({"mcp-method": "tools/call", "mcp-name": "add"}),
+                "400 -32020",
+            ),
+            (
+                "method missing",
+                &call,
+                json!({"mcp-protocol-version": v, "mcp-name": "add"}),
+                "400 -32020",
+            ),
+            (
+                "method differs",
+                &call,
+                json!({"mcp-protocol-version": v, "mcp-method": "tools/list", "mcp-name": "add"}),
+                "400 -32020",
+            ),
+            (
+                "name missing",
+                &call,
+                json!({"mcp-protocol-version": v, "mcp-method": "tools/call"}),
+                "400 -32020",
+            ),
+            (
+                "name differs",
+                &call,
+                json!({"mcp-protocol-version": v, "mcp-method": "tools/call", "mcp-name": "delete_all"}),
+                "400 -32020",
+            ),
+            (
+                "bad Base64",
+                &call,
+                json!({"mcp-protocol-version": v, "mcp-method": "tools/call", "mcp-name": "=?base64?***?="}),
+                "400 -32020",
+            ),
+        ];
+        for (case, msg, headers, want) in cases {
+            assert_eq!(outcome(msg, headers), want, "{case}");
+        }
+        // a stateless notification is accepted without running anything
+        let mut note = stateless_call("notifications/cancelled", json!({}));
+        note.as_object_mut().unwrap().remove("id");
+        assert_eq!(outcome(&note, json!({})), "202 0");
+        // a declared revision we do not speak
+        let mut future = list.clone();
+        future["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
+        let h = json!({"mcp-protocol-version": "2099-01-01", "mcp-method": "tools/list"});
+        assert_eq!(outcome(&future, h), "400 -32022");
+    }
+
+    /// Origin: an anonymous caller is told apart by where it comes from (its rate-limit bucket).
+    /// The edge's `client` wins; without it, the entry the nearest proxy appended to
+    /// X-Forwarded-For (a client can only prepend entries).
+    #[pgrx::pg_test]
+    fn pg_anonymous_callers_are_told_apart_by_origin() {
+        let cases = [
+            (json!({"client": "10.0.0.1"}), Some("10.0.0.1")),
+            (
+                json!({"client": " 10.0.0.1 ", "headers": {"x-forwarded-for": "6.6.6.6"}}),
+                Some("10.0.0.1"),
+            ),
+            (
+                json!({"headers": {"X-Forwarded-For": "6.6.6.6, 10.0.0.2"}}),
+                Some("10.0.0.2"),
+            ),
+            (
+                json!({"headers": {"x-forwarded-for": "10.0.0.3"}}),
+                Some("10.0.0.3"),
+            ),
+            (json!({"headers": {}}), None),
+        ];
+        let empty = Map::new();
+        for (request, want) in cases {
+            let headers = request
+                .get("headers")
+                .and_then(Value::as_object)
+                .unwrap_or(&empty);
+            assert_eq!(
+                client_origin(&request, headers).as_deref(),
+                want,
+                "{request}"
+            );
+        }
+        let anon = |origin: &str| {
+            Principal::from_claims(&json!({"role": "anon"}), "anon", Some(origin.into()), b"k")
+                .digest()
+                .to_string()
+        };
+        assert_eq!(anon("10.0.0.1"), anon("10.0.0.1"));
+        assert_ne!(anon("10.0.0.1"), anon("10.0.0.2"));
+    }
 }

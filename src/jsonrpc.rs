@@ -1,44 +1,9 @@
 //! JSON-RPC 2.0 envelopes: validating what arrives, shaping what leaves.
 
-use crate::error::Error;
+use crate::error::{Error, RpcError};
+#[cfg(any(test, feature = "pg_test"))]
+use crate::error::{INVALID_PARAMS, INVALID_REQUEST};
 use serde_json::{json, Map, Value};
-
-pub const PARSE_ERROR: i64 = -32700;
-pub const INVALID_REQUEST: i64 = -32600;
-pub const METHOD_NOT_FOUND: i64 = -32601;
-pub const INVALID_PARAMS: i64 = -32602;
-pub const INTERNAL_ERROR: i64 = -32603;
-/// Resource not found (MCP ≤ 2025-11-25).
-pub const RESOURCE_NOT_FOUND: i64 = -32002;
-
-/// The `error` member of a response, as it goes on the wire (made by [Error::rpc]).
-#[derive(Debug, Clone)]
-pub struct RpcError {
-    pub code: i64,
-    pub message: String,
-    pub data: Option<Value>,
-}
-
-impl RpcError {
-    pub fn new(code: i64, message: impl Into<String>) -> Self {
-        RpcError {
-            code,
-            message: message.into(),
-            data: None,
-        }
-    }
-    pub fn with_data(mut self, data: Value) -> Self {
-        self.data = Some(data);
-        self
-    }
-    pub fn to_json(&self) -> Value {
-        let mut e = json!({"code": self.code, "message": self.message});
-        if let Some(d) = &self.data {
-            e["data"] = d.clone();
-        }
-        e
-    }
-}
 
 /// A message that passed envelope validation.
 pub enum Message {

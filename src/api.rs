@@ -921,7 +921,7 @@ mod tests {
     }
 
     #[pgrx::pg_test]
-    fn pg_headers_are_checked_against_the_body() {
+    fn headers_are_checked_against_the_body() {
         let legacy = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
         let call = stateless_call("tools/call", json!({"name": "add", "arguments": {}}));
         let list = stateless_call("tools/list", json!({}));
@@ -1040,7 +1040,7 @@ mod tests {
     /// The edge's `client` wins; without it, the entry the nearest proxy appended to
     /// X-Forwarded-For (a client can only prepend entries).
     #[pgrx::pg_test]
-    fn pg_anonymous_callers_are_told_apart_by_origin() {
+    fn anonymous_callers_are_told_apart_by_origin() {
         let cases = [
             (json!({"client": "10.0.0.1"}), Some("10.0.0.1")),
             (

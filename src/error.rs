@@ -213,7 +213,7 @@ mod tests {
 
     /// Each error: its code, its HTTP status in the legacy and the stateless era, its message.
     #[pgrx::pg_test]
-    fn pg_every_error_maps_to_one_code_status_and_message() {
+    fn every_error_maps_to_one_code_status_and_message() {
         let s = |t: &str| t.to_string();
         let cases: Vec<(Error, i64, u16, u16, &str)> = vec![
             (

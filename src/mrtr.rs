@@ -296,7 +296,7 @@ mod tests {
     /// A requestState issued for alice / tools/call / transfer / {amount: 5}, coming back changed
     /// in one way each.
     #[pgrx::pg_test]
-    fn pg_request_state_is_bound_signed_expiring_and_single_use() {
+    fn request_state_is_bound_signed_expiring_and_single_use() {
         let ok = Case {
             name: "as issued",
             change: as_issued,

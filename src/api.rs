@@ -3,99 +3,21 @@
 
 use crate::apikey;
 use crate::auth;
-use crate::events;
-use crate::jsonrpc::{self, Message, RpcError, INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR};
+use crate::datum::{JsonText, JsonbText};
+use crate::error::{self, Error};
+use crate::jsonrpc::{self, Message};
 use crate::ledger;
-use crate::modern::{self, Envelope};
 use crate::principal::{self, Principal};
-use crate::protocol::{self, Context, LEGACY_VERSIONS};
+use crate::protocol::versions::{Era, Revision};
+use crate::protocol::{self, Context};
+use crate::protocol::{stateless, subscriptions};
 use crate::registry::{self, Caller, Registry};
+use crate::scope::RequestScope;
 use crate::session;
 use crate::settings::AuthMode;
 use pgrx::prelude::*;
 use pgrx::{pg_sys, JsonB};
 use serde_json::{json, Map, Value};
-
-/// A jsonb argument received as its text, parsed by us: a body too deep for serde must become a
-/// JSON-RPC error, not an ERROR raised while converting the argument.
-pub struct JsonbText(pub String);
-
-impl pgrx::FromDatum for JsonbText {
-    // SAFETY: pgrx passes a datum of the declared argument type (jsonb) or null; jsonb_out
-    // detoasts it and returns a palloc'd copy of its text.
-    unsafe fn from_polymorphic_datum(
-        datum: pg_sys::Datum,
-        is_null: bool,
-        _: pg_sys::Oid,
-    ) -> Option<Self> {
-        if is_null {
-            return None;
-        }
-        let text =
-            pgrx::direct_function_call::<&core::ffi::CStr>(pg_sys::jsonb_out, &[Some(datum)])?;
-        Some(JsonbText(text.to_string_lossy().into_owned()))
-    }
-}
-impl_sql_translatable!(JsonbText, arg_only = "jsonb");
-
-// SAFETY: JsonbText is read through FromDatum (above) exactly like pgrx's own jsonb argument.
-unsafe impl<'fcx> pgrx::callconv::ArgAbi<'fcx> for JsonbText {
-    // SAFETY: pgrx calls this with an argument of the declared (jsonb) type.
-    unsafe fn unbox_arg_unchecked(arg: pgrx::callconv::Arg<'_, 'fcx>) -> Self {
-        let index = arg.index();
-        // SAFETY: forwarded from the caller's contract (a non-null jsonb argument).
-        unsafe {
-            arg.unbox_arg_using_from_datum()
-                .unwrap_or_else(|| panic!("argument {index} must not be null"))
-        }
-    }
-
-    // SAFETY: pgrx calls this with an argument of the declared (jsonb) type, possibly null.
-    unsafe fn unbox_nullable_arg(
-        arg: pgrx::callconv::Arg<'_, 'fcx>,
-    ) -> pgrx::nullable::Nullable<Self> {
-        // SAFETY: forwarded from the caller's contract.
-        unsafe { arg.unbox_arg_using_from_datum().into() }
-    }
-}
-
-/// A jsonb result handed to PostgreSQL as the JSON text we already serialized: responses are
-/// serialized exactly once (their size is what audit events record).
-pub struct JsonText(pub String);
-
-impl pgrx::IntoDatum for JsonText {
-    fn into_datum(self) -> Option<pg_sys::Datum> {
-        let text = std::ffi::CString::new(self.0).ok()?;
-        // SAFETY: a NUL-terminated C string that outlives the call; jsonb_in parses and copies it
-        // into a palloc'd jsonb datum (and raises an ERROR on invalid input).
-        unsafe {
-            pgrx::direct_function_call_as_datum(
-                pg_sys::jsonb_in,
-                &[Some(pg_sys::Datum::from(text.as_ptr()))],
-            )
-        }
-    }
-
-    fn type_oid() -> pg_sys::Oid {
-        pg_sys::JSONBOID
-    }
-}
-
-// SAFETY: JsonText returns a jsonb datum built by into_datum, the function's declared result type.
-unsafe impl pgrx::callconv::BoxRet for JsonText {
-    // SAFETY: pgrx calls this with the fcinfo of the function whose result type is jsonb.
-    unsafe fn box_into<'fcx>(
-        self,
-        fcinfo: &mut pgrx::callconv::FcInfo<'fcx>,
-    ) -> pgrx::datum::Datum<'fcx> {
-        match pgrx::IntoDatum::into_datum(self) {
-            // SAFETY: the datum was made for this call's result type just above.
-            Some(datum) => unsafe { fcinfo.return_raw_datum(datum) },
-            None => fcinfo.return_null(),
-        }
-    }
-}
-impl_sql_translatable!(JsonText, "jsonb");
 
 fn json_text(v: Value) -> JsonText {
     JsonText(v.to_string())
@@ -138,22 +60,35 @@ fn answer(status: u16, body: Option<String>) -> Answer {
     }
 }
 
-/// Processes one parsed message for `caller`. Returns the response (None for notifications and
-/// client responses) and the scopes the caller lacked, if that is why it failed. `last`: nothing
+/// What one message produced.
+struct Processed {
+    /// None for notifications and client responses.
+    reply: Option<Reply>,
+    /// The scopes the caller lacked, if that is why it failed.
+    missing_scopes: Vec<String>,
+    /// The notifications it raised.
+    events: Vec<Value>,
+}
+
+/// Processes one parsed message for `caller`, inside its request scope. `last`: nothing
 /// else of the request runs after it (a batch's earlier messages are not last), so its audit row
 /// may relax the commit when nothing was written.
 fn process_message(
     registry: &Registry,
     caller: &Caller,
     msg: &Value,
-    version: &str,
-    modern: Option<&Envelope>,
+    era: &Era,
     headers: Option<&Map<String, Value>>,
     last: bool,
-) -> (Option<Reply>, Vec<String>) {
+) -> Processed {
+    let nothing = |reply: Option<Reply>| Processed {
+        reply,
+        missing_scopes: vec![],
+        events: vec![],
+    };
     let (id, method, params) = match jsonrpc::parse(msg) {
-        Err((id, e)) => return (Some(Reply::of(jsonrpc::error(&id, &e))), vec![]),
-        Ok(Message::Notification | Message::ClientResponse) => return (None, vec![]),
+        Err((id, e)) => return nothing(Some(Reply::of(jsonrpc::error(&id, &e.rpc())))),
+        Ok(Message::Notification | Message::ClientResponse) => return nothing(None),
         Ok(Message::Request { id, method, params }) => (id, method, params),
     };
     let started = std::time::Instant::now();
@@ -165,15 +100,21 @@ fn process_message(
     let ctx = Context {
         registry,
         caller,
-        version,
-        modern,
+        era,
         headers,
     };
+    let state_key = registry.keys.get("state").cloned().unwrap_or_default();
+    let scope = RequestScope::enter(
+        caller.principal.clone(),
+        state_key,
+        progress,
+        registry.settings.max_result_bytes,
+    );
     // Anything unexpected (a bug, a catalog hiccup) must still be answered, and must not leave
     // half-done work behind: hence the subtransaction around the whole method.
-    let outcome = in_request(registry, caller, progress, || {
-        session::in_subtransaction(|| protocol::dispatch(&ctx, &method, &params))
-    });
+    let outcome = session::in_subtransaction(|| protocol::dispatch(&ctx, &method, &params));
+    let events = scope.take_events();
+    drop(scope);
     let trace = session::trace_id();
     let (response, missing_scopes, class) = match outcome {
         Ok(Ok(result)) => {
@@ -182,15 +123,16 @@ fn process_message(
                 (_, Some(t)) if t == "input_required" => "input_required",
                 _ => "ok",
             };
-            let result = match modern {
-                Some(_) => modern::decorate(&method, result, 60_000),
-                None => result,
+            let result = match era {
+                Era::Stateless(_) => stateless::decorate(&method, result, 60_000),
+                Era::Legacy(_) => result,
             };
             (jsonrpc::result(&id, result), vec![], class.to_string())
         }
-        Ok(Err(f)) => {
-            let class = format!("error {}", f.error.code);
-            (jsonrpc::error(&id, &f.error), f.missing_scopes, class)
+        Ok(Err(e)) => {
+            let class = format!("error {}", e.code());
+            let missing = e.missing_scopes().to_vec();
+            (jsonrpc::error(&id, &e.rpc()), missing, class)
         }
         Err(e) => {
             pgrx::ereport!(
@@ -201,8 +143,12 @@ fn process_message(
                     e.sqlstate, e.message
                 )
             );
-            let err = RpcError::new(INTERNAL_ERROR, format!("Internal error (trace id {trace})"));
-            (jsonrpc::error(&id, &err), vec![], "internal".to_string())
+            let err = Error::Internal(format!("Internal error (trace id {trace})"));
+            (
+                jsonrpc::error(&id, &err.rpc()),
+                vec![],
+                "internal".to_string(),
+            )
         }
     };
     let reply = Reply::of(response);
@@ -219,7 +165,7 @@ fn process_message(
             last,
             json!({
                 "trace_id": trace,
-                "era": if modern.is_some() { "modern" } else { "legacy" },
+                "era": era.audit_name(),
                 "method": method,
                 "capability": capability,
                 "principal": caller.principal.digest(),
@@ -232,27 +178,11 @@ fn process_message(
     }
     // The audit insert used a sequence: lastval() must not tell the next caller anything.
     session::forget_session_state();
-    (Some(reply), missing_scopes)
-}
-
-/// Per-request state (the principal chumbo's own functions act for, the events queue) exists
-/// exactly while `f` runs, whatever way it ends: a cancelled request must not leave its principal
-/// behind for the next statement on the same connection.
-fn in_request<R>(
-    registry: &Registry,
-    caller: &Caller,
-    progress: Option<Value>,
-    f: impl FnOnce() -> R,
-) -> R {
-    events::begin(progress, registry.settings.max_result_bytes);
-    let state_key = registry.keys.get("state").cloned().unwrap_or_default();
-    principal::enter(caller.principal.clone(), state_key);
-    PgTryBuilder::new(std::panic::AssertUnwindSafe(f))
-        .finally(|| {
-            principal::leave();
-            session::forget_session_state();
-        })
-        .execute()
+    Processed {
+        reply: Some(reply),
+        missing_scopes,
+        events,
+    }
 }
 
 /// chumbo's entry points cannot be reached from inside a capability (or any other
@@ -276,15 +206,19 @@ fn caller_from(
     claims: Option<Value>,
     origin: Option<String>,
     api_key: Option<&apikey::VerifiedKey>,
-) -> Result<Caller, String> {
+) -> Result<Caller, Error> {
     let claims = claims.unwrap_or_else(|| json!({"role": "anon"}));
     if !claims.is_object() {
-        return Err("claims must be a JSON object".into());
+        return Err(Error::CallerRefused("claims must be a JSON object".into()));
     }
     let role = match claims.get("role") {
         None => "anon".to_string(),
         Some(Value::String(r)) => r.clone(),
-        Some(_) => return Err("the role claim must be a string".into()),
+        Some(_) => {
+            return Err(Error::CallerRefused(
+                "the role claim must be a string".into(),
+            ))
+        }
     };
     let role_oid = session::check_role(
         &role,
@@ -308,23 +242,19 @@ fn caller_from(
     })
 }
 
-fn parse_body(text: &str) -> Result<Value, RpcError> {
+fn parse_body(text: &str) -> Result<Value, Error> {
     let value: Value = serde_json::from_str(text).map_err(|e| {
         if e.to_string().contains("recursion limit") {
-            RpcError::new(
-                INVALID_REQUEST,
-                "Invalid Request: the message is nested too deeply",
-            )
+            Error::InvalidRequest("the message is nested too deeply".into())
         } else if e.is_syntax() || e.is_eof() {
-            RpcError::new(PARSE_ERROR, "Parse error: the body is not valid JSON")
+            Error::Parse("the body is not valid JSON".into())
         } else {
-            RpcError::new(INVALID_REQUEST, format!("Invalid Request: {e}"))
+            Error::InvalidRequest(e.to_string())
         }
     })?;
     if jsonrpc::contains_nul(&value) {
-        return Err(RpcError::new(
-            INVALID_REQUEST,
-            "Invalid Request: strings must not contain U+0000",
+        return Err(Error::InvalidRequest(
+            "strings must not contain U+0000".into(),
         ));
     }
     Ok(value)
@@ -345,52 +275,38 @@ fn handle(body: Option<JsonbText>, claims: default!(Option<JsonB>, "NULL")) -> O
     session::request_begins();
     let msg = match body.map(|b| parse_body(&b.0)) {
         Some(Ok(v)) => v,
-        Some(Err(e)) => return Some(json_text(jsonrpc::error(&Value::Null, &e))),
+        Some(Err(e)) => return Some(json_text(jsonrpc::error(&Value::Null, &e.rpc()))),
         None => {
-            return Some(json_text(jsonrpc::error(
-                &Value::Null,
-                &RpcError::new(INVALID_REQUEST, "Invalid Request: the body is null"),
-            )))
+            let e = Error::InvalidRequest("the body is null".into());
+            return Some(json_text(jsonrpc::error(&Value::Null, &e.rpc())));
         }
     };
     if msg.is_array() {
-        let e = RpcError::new(INVALID_REQUEST, "Invalid Request: chumbo.handle takes one message; batches go through chumbo.http (MCP 2025-03-26 only)");
-        return Some(json_text(jsonrpc::error(&Value::Null, &e)));
+        let e = Error::InvalidRequest(
+            "chumbo.handle takes one message; batches go through chumbo.http (MCP 2025-03-26 only)"
+                .into(),
+        );
+        return Some(json_text(jsonrpc::error(&Value::Null, &e.rpc())));
     }
     let registry = registry::current();
     let caller = match caller_from(&registry, claims.map(|c| c.0), None, None) {
         Ok(c) => c,
         Err(m) => {
-            return Some(json_text(jsonrpc::error(
-                &id_of(&msg),
-                &RpcError::new(INVALID_REQUEST, format!("Invalid Request: {m}")),
-            )));
+            let e = Error::InvalidRequest(m.to_string());
+            return Some(json_text(jsonrpc::error(&id_of(&msg), &e.rpc())));
         }
     };
     // The era is decided by the body; a trusted SQL caller has no headers to cross-check.
-    let envelope = if modern::is_modern(&msg, None) {
-        match modern::envelope(&msg) {
-            Ok(env) => Some(env),
-            Err(e) => return Some(json_text(jsonrpc::error(&id_of(&msg), &e))),
+    let era = if stateless::is_stateless(&msg, None) {
+        match stateless::envelope(&msg) {
+            Ok(env) => Era::Stateless(env),
+            Err(e) => return Some(json_text(jsonrpc::error(&id_of(&msg), &e.rpc()))),
         }
     } else {
-        None
+        Era::Legacy(Revision::NEWEST)
     };
-    let version = envelope
-        .as_ref()
-        .map(|e| e.version.clone())
-        .unwrap_or(LEGACY_VERSIONS[0].to_string());
-    let (response, _) = process_message(
-        &registry,
-        &caller,
-        &msg,
-        &version,
-        envelope.as_ref(),
-        None,
-        true,
-    );
-    events::take();
-    response.map(|r| JsonText(r.text))
+    let processed = process_message(&registry, &caller, &msg, &era, None, true);
+    processed.reply.map(|r| JsonText(r.text))
 }
 
 fn header<'a>(headers: &'a Map<String, Value>, name: &str) -> Option<&'a str> {
@@ -441,59 +357,24 @@ fn scope_challenge(resource_metadata: Option<&str>, scopes: &[String]) -> String
     )
 }
 
-/// `subscriptions/listen`: acknowledged here, then held open by the edge. A NOTIFY on channel
-/// `chumbo_capabilities` is only a hint (any role can send one): the edge re-sends the listen
-/// request and forwards list-changed notifications only when `version` moved; it ends the stream
-/// when the request is no longer accepted (the token expired at `expires_at`), and holds at most
-/// `max_streams` per `principal`.
+/// `subscriptions/listen`: its acknowledgement as the only event, and the stream the edge holds.
 fn listen(msg: &Value, id: &Value, caller: &Caller, registry: &Registry) -> Answer {
-    let requested = msg
-        .pointer("/params/notifications")
-        .cloned()
-        .unwrap_or(json!({}));
-    let Some(requested) = requested.as_object() else {
-        return answer(
-            400,
-            Some(
-                jsonrpc::error(
-                    id,
-                    &RpcError::invalid_params("Invalid params: notifications must be an object"),
-                )
-                .to_string(),
-            ),
-        );
-    };
-    let mut honoured = Map::new();
-    for key in [
-        "toolsListChanged",
-        "promptsListChanged",
-        "resourcesListChanged",
-    ] {
-        if requested.get(key) == Some(&Value::Bool(true)) {
-            honoured.insert(key.into(), json!(true));
+    match subscriptions::listen(msg, id, caller, registry) {
+        Ok((ack, stream)) => {
+            let mut a = answer(200, None);
+            a.events = vec![ack];
+            a.listen = Some(stream);
+            a
         }
+        Err(e) => refusal(id, e, true),
     }
-    let subscription = json!({"io.modelcontextprotocol/subscriptionId": id});
-    let ack = json!({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
-                     "params": {"notifications": honoured, "_meta": subscription}});
-    let mut a = answer(200, None);
-    a.events = vec![ack];
-    a.listen = Some(json!({
-        "id": id,
-        "notifications": honoured,
-        "principal": caller.principal.digest(),
-        "version": registry.version,
-        // when the database stops accepting the token: its exp plus the verification leeway
-        "expires_at": caller.claims.get("exp").and_then(Value::as_i64).map(|e| e + auth::LEEWAY_SECONDS as i64),
-        "max_streams": registry.settings.max_listen_streams,
-    }));
-    a
 }
 
-fn error_answer(status: u16, id: &Value, code: i64, message: &str) -> Answer {
+/// The answer to a request `e` ends on its own (its status from [Error::status]).
+fn refusal(id: &Value, e: Error, stateless: bool) -> Answer {
     answer(
-        status,
-        Some(jsonrpc::error(id, &RpcError::new(code, message)).to_string()),
+        e.status(stateless),
+        Some(jsonrpc::error(id, &e.rpc()).to_string()),
     )
 }
 
@@ -529,7 +410,7 @@ fn authenticate(
     let jwt_modes = settings.allows(AuthMode::Bearer) || settings.allows(AuthMode::Oauth);
     let key_mode = settings.allows(AuthMode::ApiKey);
     let jwt_refusal = |error: Option<(&str, &str)>, message: &str| {
-        let mut a = error_answer(401, req_id, INVALID_REQUEST, message);
+        let mut a = refusal(req_id, Error::Unauthorized(message.to_string()), false);
         a.headers.insert(
             "www-authenticate".into(),
             json!(challenge(resource_metadata, error, &[])),
@@ -537,7 +418,7 @@ fn authenticate(
         a
     };
     let key_refusal = |message: &str| {
-        let mut a = error_answer(401, req_id, INVALID_REQUEST, message);
+        let mut a = refusal(req_id, Error::Unauthorized(message.to_string()), false);
         a.headers.insert("www-authenticate".into(), json!("ApiKey"));
         a
     };
@@ -605,16 +486,77 @@ pub fn process_http(request: &Value, verified_claims: Option<Value>) -> Answer {
     a
 }
 
+/// What the transport step read off an HTTP request.
+struct Received<'r> {
+    headers: &'r Map<String, Value>,
+    resource: Option<&'r str>,
+    resource_metadata: Option<&'r str>,
+    /// The body: parsed before authenticating only so that every error can echo the request id;
+    /// nothing runs and nothing about the server is revealed before the caller is authenticated.
+    parsed: Result<Value, Error>,
+    /// The id to echo in an error about the whole request.
+    req_id: Value,
+}
+
+/// What the dispatch step produced, before framing.
+struct Dispatched {
+    replies: Vec<Reply>,
+    events: Vec<Value>,
+    /// The scopes the caller lacked, when that is why a method failed (-> 403).
+    missing_scopes: Vec<String>,
+}
+
 fn answer_http(
     request: &Value,
     verified_claims: Option<Value>,
     principal: &mut Option<String>,
 ) -> Answer {
+    match pipeline(request, verified_claims, principal) {
+        Ok(a) | Err(a) => a,
+    }
+}
+
+/// The steps of one HTTP request, in order. Each either hands the next what it needs or decides
+/// the answer (`Err`), which ends the request there.
+fn pipeline(
+    request: &Value,
+    verified_claims: Option<Value>,
+    principal: &mut Option<String>,
+) -> Result<Answer, Answer> {
+    let registry = registry::current();
     let empty = Map::new();
+    let mut received = receive(request, &registry.settings, &empty)?;
+    let (claims, api_key) = match verified_claims {
+        Some(c) => (c, None),
+        None => authenticate(
+            &registry.settings,
+            received.headers,
+            received.resource,
+            received.resource_metadata,
+            &received.req_id,
+        )?,
+    };
+    let msg = std::mem::replace(&mut received.parsed, Ok(Value::Null))
+        .map_err(|e| refusal(&Value::Null, e, false))?;
+    let era = classify(&msg, received.headers, &received.req_id)?;
+    let caller = identify(&registry, request, &received, claims, api_key.as_ref())?;
+    *principal = Some(caller.principal.digest().to_string());
+    admit(&registry.settings, &caller, &received.req_id)?;
+    let messages = batch(&msg, &era)?;
+    let dispatched = dispatch(&registry, &caller, &msg, &messages, &era, &received)?;
+    Ok(frame(&msg, &era, dispatched, received.resource_metadata))
+}
+
+/// Transport: a POST of application/json within the size limit.
+fn receive<'r>(
+    request: &'r Value,
+    settings: &crate::settings::Settings,
+    empty: &'r Map<String, Value>,
+) -> Result<Received<'r>, Answer> {
     let headers = request
         .get("headers")
         .and_then(Value::as_object)
-        .unwrap_or(&empty);
+        .unwrap_or(empty);
     let method = request
         .get("method")
         .and_then(Value::as_str)
@@ -623,279 +565,248 @@ fn answer_http(
     if method != "POST" {
         let mut a = answer(405, None);
         a.headers.insert("allow".into(), json!("POST"));
-        return a;
+        return Err(a);
     }
     // The transport carries JSON-RPC as application/json; a request that says otherwise is not
     // one (no header at all is accepted: SQL callers of chumbo.http often pass none).
     if let Some(ct) = header(headers, "content-type") {
         let essence = ct.split(';').next().unwrap_or("").trim();
         if !essence.eq_ignore_ascii_case("application/json") {
-            return error_answer(
-                415,
-                &Value::Null,
-                INVALID_REQUEST,
-                "Unsupported Media Type: the body must be application/json",
-            );
+            return Err(refusal(&Value::Null, Error::UnsupportedMediaType, false));
         }
     }
-    let registry = registry::current();
-    let settings = &registry.settings;
-    let resource = request.get("resource").and_then(Value::as_str);
-    let resource_metadata = request.get("resource_metadata").and_then(Value::as_str);
-
     let body_text = match request.get("body") {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Null) | None => String::new(),
         Some(other) => other.to_string(),
     };
     if body_text.len() > settings.max_body_bytes {
-        return error_answer(
-            413,
-            &Value::Null,
-            INVALID_REQUEST,
-            "Invalid Request: the body is too large",
-        );
+        return Err(refusal(&Value::Null, Error::PayloadTooLarge, false));
     }
-
-    // Parsed before authenticating only so that every error can echo the request id; nothing
-    // runs and nothing about the server is revealed before the caller is authenticated.
     let parsed = parse_body(&body_text);
     let req_id = parsed.as_ref().map(id_of).unwrap_or(Value::Null);
-    let (claims, api_key) = match verified_claims {
-        Some(c) => (c, None),
-        None => match authenticate(settings, headers, resource, resource_metadata, &req_id) {
-            Ok(who) => who,
-            Err(refusal) => return refusal,
-        },
-    };
+    Ok(Received {
+        headers,
+        resource: request.get("resource").and_then(Value::as_str),
+        resource_metadata: request.get("resource_metadata").and_then(Value::as_str),
+        parsed,
+        req_id,
+    })
+}
 
-    let msg = match parsed {
-        Ok(v) => v,
-        Err(e) => return answer(400, Some(jsonrpc::error(&Value::Null, &e).to_string())),
-    };
+/// The era, decided by the body as the official SDK does; the MCP-Protocol-Version header is only
+/// cross-checked (and, for the stateless era, Mcp-Method and Mcp-Name). A stateless notification
+/// is accepted here (202): nothing runs for it.
+fn classify(msg: &Value, headers: &Map<String, Value>, req_id: &Value) -> Result<Era, Answer> {
     let header_version = header(headers, "mcp-protocol-version").map(str::trim);
-    // The era is decided by the body, as the official SDK does; the header is only cross-checked.
-    let envelope = if !msg.is_array() && modern::is_modern(&msg, header_version) {
-        if msg.get("id").is_none() {
-            return answer(202, None);
-        }
-        // A header that disagrees with the body is a mismatch before it is a version question.
-        let meta_version = msg
-            .pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion")
-            .and_then(Value::as_str);
-        if let (Some(h), Some(b)) = (header_version, meta_version) {
-            if h != b {
-                let e = modern::mismatch("the MCP-Protocol-Version header does not match the body");
-                return answer(400, Some(jsonrpc::error(&req_id, &e).to_string()));
-            }
-        }
-        let checked = modern::envelope(&msg)
-            .and_then(|env| modern::check_headers(headers, &msg, &env).map(|_| env));
-        match checked {
-            Ok(env) => Some(env),
-            Err(e) => {
-                return answer(
-                    modern::status_of(e.code),
-                    Some(jsonrpc::error(&req_id, &e).to_string()),
-                )
-            }
-        }
-    } else {
-        if let Some(v) = header_version {
-            if !LEGACY_VERSIONS.contains(&v) {
+    if msg.is_array() || !stateless::is_stateless(msg, header_version) {
+        return match header_version.map(|v| (v, Revision::parse(v))) {
+            // Without the header the spec says to assume 2025-03-26.
+            None => Ok(Era::Legacy(Revision::HTTP_DEFAULT)),
+            Some((_, Some(r))) => Ok(Era::Legacy(r)),
+            Some((v, None)) => {
                 let m = format!(
-                    "Bad Request: unsupported protocol version {v} (supported: {})",
-                    LEGACY_VERSIONS.join(", ")
+                    "unsupported protocol version {v} (supported: {})",
+                    Revision::ALL.map(Revision::as_str).join(", ")
                 );
-                return error_answer(400, &req_id, INVALID_REQUEST, &m);
+                Err(refusal(req_id, Error::BadRequest(m), false))
             }
+        };
+    }
+    if msg.get("id").is_none() {
+        return Err(answer(202, None));
+    }
+    // A header that disagrees with the body is a mismatch before it is a version question.
+    let meta_version = msg
+        .pointer("/params/_meta/io.modelcontextprotocol~1protocolVersion")
+        .and_then(Value::as_str);
+    if let (Some(h), Some(b)) = (header_version, meta_version) {
+        if h != b {
+            let e = stateless::mismatch("the MCP-Protocol-Version header does not match the body");
+            return Err(refusal(req_id, e, true));
         }
-        None
-    };
-    // Without the header the spec says to assume 2025-03-26.
-    let version = match &envelope {
-        Some(env) => env.version.as_str(),
-        None => header_version.unwrap_or("2025-03-26"),
-    };
+    }
+    stateless::envelope(msg)
+        .and_then(|env| stateless::check_headers(headers, msg).map(|_| Era::Stateless(env)))
+        .map_err(|e| refusal(req_id, e, true))
+}
 
-    // Anonymous callers are told apart by where they come from (the edge passes the client
-    // address), for their rate-limit bucket.
-    let origin = request
+/// Who the caller is: the role its claims name must be allowed to run capabilities (403).
+fn identify(
+    registry: &Registry,
+    request: &Value,
+    received: &Received,
+    claims: Value,
+    api_key: Option<&apikey::VerifiedKey>,
+) -> Result<Caller, Answer> {
+    let origin = client_origin(request, received.headers);
+    caller_from(registry, Some(claims), origin, api_key)
+        .map_err(|e| refusal(&received.req_id, Error::Forbidden(e.to_string()), false))
+}
+
+/// Where the request comes from: anonymous callers are told apart by it, for their rate-limit
+/// bucket. The edge passes the client address; without the edge's word, the entry the nearest
+/// proxy appended to X-Forwarded-For (the client can only prepend entries, so the first one is
+/// whatever it likes).
+fn client_origin(request: &Value, headers: &Map<String, Value>) -> Option<String> {
+    request
         .get("client")
         .and_then(Value::as_str)
-        // Without the edge's word, the entry the nearest proxy appended: the client can only
-        // prepend entries, so the first one is whatever it likes.
         .or_else(|| header(headers, "x-forwarded-for").and_then(|f| f.rsplit(',').next()))
-        .map(|s| s.trim().to_string());
-    let caller = match caller_from(&registry, Some(claims), origin, api_key.as_ref()) {
-        Ok(c) => c,
-        Err(m) => return error_answer(403, &req_id, INVALID_REQUEST, &format!("Forbidden: {m}")),
+        .map(|s| s.trim().to_string())
+}
+
+/// The caller's share: requests in flight and per minute (429).
+fn admit(
+    settings: &crate::settings::Settings,
+    caller: &Caller,
+    req_id: &Value,
+) -> Result<(), Answer> {
+    let too_many = |message: &str, retry_after: String| {
+        let mut a = refusal(req_id, Error::TooManyRequests(message.to_string()), false);
+        a.headers.insert("retry-after".into(), json!(retry_after));
+        a
     };
-    *principal = Some(caller.principal.digest().to_string());
     if !ledger::claim_in_flight_slot(caller.principal.limit_key(), settings.max_in_flight) {
-        let mut a = error_answer(
-            429,
-            &req_id,
-            INVALID_REQUEST,
+        return Err(too_many(
             &format!(
-                "Too many requests: {} of this caller's requests are already running",
+                "{} of this caller's requests are already running",
                 settings.max_in_flight
             ),
-        );
-        a.headers.insert("retry-after".into(), json!("1"));
-        return a;
+            "1".into(),
+        ));
     }
     if let Some(limit) = settings.request_limit() {
-        match ledger::rate_hit(
-            &format!("request:{}", caller.principal.limit_key()),
-            60,
-            limit,
-        ) {
+        let bucket = format!("request:{}", caller.principal.limit_key());
+        match ledger::rate_hit(&bucket, 60, limit) {
             Ok(None) => {}
             Ok(Some(retry_after)) => {
-                let mut a = error_answer(
-                    429,
-                    &req_id,
-                    INVALID_REQUEST,
-                    &format!("Too many requests: retry in {retry_after} s"),
-                );
-                a.headers
-                    .insert("retry-after".into(), json!(retry_after.to_string()));
-                return a;
+                return Err(too_many(
+                    &format!("retry in {retry_after} s"),
+                    retry_after.to_string(),
+                ))
             }
-            Err(()) => {
-                let mut a = error_answer(
-                    429,
-                    &req_id,
-                    INVALID_REQUEST,
-                    "Too many requests: the rate limiter is unavailable",
-                );
-                a.headers.insert("retry-after".into(), json!("1"));
-                return a;
-            }
+            Err(()) => return Err(too_many("the rate limiter is unavailable", "1".into())),
         }
     }
+    Ok(())
+}
 
-    let messages: Vec<&Value> = match &msg {
-        Value::Array(items) => {
-            if version != "2025-03-26" {
-                return error_answer(
-                    400,
-                    &Value::Null,
-                    INVALID_REQUEST,
-                    "Invalid Request: batches are only allowed in MCP 2025-03-26",
-                );
-            }
-            if items.is_empty() {
-                return error_answer(
-                    400,
-                    &Value::Null,
-                    INVALID_REQUEST,
-                    "Invalid Request: empty batch",
-                );
-            }
-            items.iter().collect()
-        }
-        single => vec![single],
+/// The messages of the request: one, or a batch where the revision has them (2025-03-26).
+fn batch<'m>(msg: &'m Value, era: &Era) -> Result<Vec<&'m Value>, Answer> {
+    let invalid = |m: &str| refusal(&Value::Null, Error::InvalidRequest(m.to_string()), false);
+    let Value::Array(items) = msg else {
+        return Ok(vec![msg]);
     };
-    if msg.is_array() && messages.iter().any(|m| modern::is_modern(m, None)) {
-        return error_answer(
-            400,
-            &Value::Null,
-            INVALID_REQUEST,
-            "Invalid Request: MCP 2026-07-28 has no batches",
-        );
+    if !matches!(era, Era::Legacy(r) if r.allows_batches()) {
+        return Err(invalid("batches are only allowed in MCP 2025-03-26"));
     }
-    if let Some(env) = &envelope {
-        if msg.get("method").and_then(Value::as_str) == Some("subscriptions/listen") {
-            return listen(&msg, &req_id, &caller, &registry);
+    if items.is_empty() {
+        return Err(invalid("empty batch"));
+    }
+    if items.iter().any(|m| stateless::is_stateless(m, None)) {
+        return Err(invalid("MCP 2026-07-28 has no batches"));
+    }
+    Ok(items.iter().collect())
+}
+
+/// Runs each message (see [process_message]); subscriptions/listen opens a stream instead.
+fn dispatch(
+    registry: &Registry,
+    caller: &Caller,
+    msg: &Value,
+    messages: &[&Value],
+    era: &Era,
+    received: &Received,
+) -> Result<Dispatched, Answer> {
+    if let Era::Stateless(env) = era {
+        if msg.get("method").and_then(Value::as_str) == Some(subscriptions::METHOD) {
+            return Err(listen(msg, &received.req_id, caller, registry));
         }
-        let (response, scopes) = process_message(
-            &registry,
-            &caller,
-            &msg,
-            version,
-            Some(env),
-            Some(headers),
-            true,
-        );
-        let mut events = events::take();
+        let Processed {
+            reply,
+            missing_scopes,
+            mut events,
+        } = process_message(registry, caller, msg, era, Some(received.headers), true);
         events.retain(|e| {
             e["method"] != "notifications/message"
-                || modern::log_passes(
+                || stateless::log_passes(
                     env.log_level.as_deref(),
                     e["params"]["level"].as_str().unwrap_or(""),
                 )
         });
-        let Some(reply) = response else {
-            return answer(202, None);
-        };
-        let mut a = match reply.error_code {
-            Some(_) if !scopes.is_empty() => {
-                let mut a = answer(403, Some(reply.text));
-                a.headers.insert(
-                    "www-authenticate".into(),
-                    json!(scope_challenge(resource_metadata, &scopes)),
-                );
-                a
-            }
-            Some(code) => answer(modern::status_of(code), Some(reply.text)),
-            None => answer(200, Some(reply.text)),
-        };
-        a.events = events;
-        return a;
+        return Ok(Dispatched {
+            replies: reply.into_iter().collect(),
+            events,
+            missing_scopes,
+        });
     }
-
-    let mut responses = vec![];
-    let mut all_events = vec![];
-    let mut missing_scopes = vec![];
+    let mut out = Dispatched {
+        replies: vec![],
+        events: vec![],
+        missing_scopes: vec![],
+    };
     for (i, m) in messages.iter().enumerate() {
         if msg.is_array() && m.get("method").and_then(Value::as_str) == Some("initialize") {
             let id = m.get("id").cloned().unwrap_or(Value::Null);
-            responses.push(Reply::of(jsonrpc::error(
-                &id,
-                &RpcError::new(
-                    INVALID_REQUEST,
-                    "Invalid Request: initialize must not be part of a batch",
-                ),
-            )));
+            let e = Error::InvalidRequest("initialize must not be part of a batch".into());
+            out.replies.push(Reply::of(jsonrpc::error(&id, &e.rpc())));
             continue;
         }
         let last = i + 1 == messages.len();
-        let (response, scopes) =
-            process_message(&registry, &caller, m, version, None, Some(headers), last);
-        all_events.extend(events::take());
-        if let Some(r) = response {
-            responses.push(r);
-        }
-        if !scopes.is_empty() {
-            missing_scopes = scopes;
+        let p = process_message(registry, caller, m, era, Some(received.headers), last);
+        out.events.extend(p.events);
+        out.replies.extend(p.reply);
+        if !p.missing_scopes.is_empty() {
+            out.missing_scopes = p.missing_scopes;
         }
     }
-    if !missing_scopes.is_empty() && !msg.is_array() {
-        let mut a = answer(403, responses.pop().map(|r| r.text));
+    Ok(out)
+}
+
+/// The HTTP status, headers and body for what the messages produced.
+fn frame(msg: &Value, era: &Era, mut d: Dispatched, resource_metadata: Option<&str>) -> Answer {
+    let scope_refusal = |body: Option<String>, scopes: &[String]| {
+        let mut a = answer(403, body);
         a.headers.insert(
             "www-authenticate".into(),
-            json!(scope_challenge(resource_metadata, &missing_scopes)),
+            json!(scope_challenge(resource_metadata, scopes)),
         );
+        a
+    };
+    if era.is_stateless() {
+        let Some(reply) = d.replies.pop() else {
+            return answer(202, None);
+        };
+        let mut a = match reply.error_code {
+            Some(_) if !d.missing_scopes.is_empty() => {
+                scope_refusal(Some(reply.text), &d.missing_scopes)
+            }
+            Some(code) => answer(error::status_of_code(code, true), Some(reply.text)),
+            None => answer(200, Some(reply.text)),
+        };
+        a.events = d.events;
         return a;
     }
-    if responses.is_empty() {
+    if !d.missing_scopes.is_empty() && !msg.is_array() {
+        return scope_refusal(d.replies.pop().map(|r| r.text), &d.missing_scopes);
+    }
+    if d.replies.is_empty() {
         return answer(202, None);
     }
-    // Envelope errors are the transport's business (400); method errors ride a 200.
-    let status = match (msg.is_array(), responses[0].error_code) {
-        (false, Some(PARSE_ERROR | INVALID_REQUEST)) => 400,
+    // A batch's errors ride a 200; a single message's status is its error's (see error.rs).
+    let status = match (msg.is_array(), d.replies[0].error_code) {
+        (false, Some(code)) => error::status_of_code(code, false),
         _ => 200,
     };
-    let texts: Vec<String> = responses.into_iter().map(|r| r.text).collect();
+    let texts: Vec<String> = d.replies.into_iter().map(|r| r.text).collect();
     let body = if msg.is_array() {
         format!("[{}]", texts.join(","))
     } else {
         texts.concat()
     };
     let mut a = answer(status, Some(body));
-    a.events = all_events;
+    a.events = d.events;
     a
 }
 
@@ -929,12 +840,9 @@ fn http(request: Option<JsonbText>) -> JsonText {
     let request = match request.map(|r| serde_json::from_str::<Value>(&r.0)) {
         Some(Ok(v @ Value::Object(_))) => v,
         _ => {
-            return answer_json(error_answer(
-                400,
-                &Value::Null,
-                INVALID_REQUEST,
-                "Invalid Request: chumbo.http expects {method, path, headers, body}",
-            ))
+            let e =
+                Error::InvalidRequest("chumbo.http expects {method, path, headers, body}".into());
+            return answer_json(refusal(&Value::Null, e, false));
         }
     };
     answer_json(process_http(&request, None))
@@ -964,7 +872,8 @@ fn mcp(body: Option<JsonbText>) -> Option<JsonText> {
         let id = parse_body(&body_text)
             .map(|m| id_of(&m))
             .unwrap_or(Value::Null);
-        let mut a = error_answer(401, &id, INVALID_REQUEST, "Authorization required");
+        let e = Error::Unauthorized("Authorization required".into());
+        let mut a = refusal(&id, e, false);
         a.headers
             .insert("www-authenticate".into(), json!(challenge(None, None, &[])));
         a
@@ -977,4 +886,195 @@ fn mcp(body: Option<JsonbText>) -> Option<JsonText> {
         session::set_local("response.headers", &Value::Array(list).to_string());
     }
     a.body.map(JsonText)
+}
+
+#[cfg(any(test, feature = "pg_test"))]
+#[pgrx::pg_schema]
+mod tests {
+    use super::*;
+
+    fn stateless_call(method: &str, params: Value) -> Value {
+        let mut params = params;
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+        });
+        json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+    }
+
+    /// What `classify` makes of a body and its headers: the era, or the status and JSON-RPC code
+    /// of the refusal (code 0: no body).
+    fn outcome(msg: &Value, headers: Value) -> String {
+        let headers = headers.as_object().cloned().unwrap_or_default();
+        match classify(msg, &headers, &json!(1)) {
+            Ok(Era::Legacy(r)) => format!("legacy {}", r.as_str()),
+            Ok(Era::Stateless(_)) => "stateless".into(),
+            Err(a) => {
+                let code = a
+                    .body
+                    .and_then(|b| serde_json::from_str::<Value>(&b).ok())
+                    .and_then(|b| b.pointer("/error/code").and_then(Value::as_i64))
+                    .unwrap_or(0);
+                format!("{} {code}", a.status)
+            }
+        }
+    }
+
+    #[pgrx::pg_test]
+    fn headers_are_checked_against_the_body() {
+        let legacy = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
+        let call = stateless_call("tools/call", json!({"name": "add", "arguments": {}}));
+        let list = stateless_call("tools/list", json!({}));
+        let v = "2026-07-28";
+        let cases = [
+            // MCP-Protocol-Version, legacy era
+            ("no header", &legacy, json!({}), "legacy 2025-03-26"),
+            (
+                "named revision",
+                &legacy,
+                json!({"mcp-protocol-version": "2025-06-18"}),
+                "legacy 2025-06-18",
+            ),
+            (
+                "header name case",
+                &legacy,
+                json!({"MCP-Protocol-Version": " 2025-11-25 "}),
+                "legacy 2025-11-25",
+            ),
+            (
+                "unknown revision",
+                &legacy,
+                json!({"mcp-protocol-version": "1999-01-01"}),
+                "400 -32600",
+            ),
+            (
+                "injection",
+                &legacy,
+                json!({"mcp-protocol-version": "2025-06-18'; --"}),
+                "400 -32600",
+            ),
+            // a later revision than ours names the stateless era, which the body then lacks
+            (
+                "future revision",
+                &legacy,
+                json!({"mcp-protocol-version": "2027-01-01"}),
+                "400 -32602",
+            ),
+            // stateless era: every header must agree with the body
+            (
+                "all agree",
+                &call,
+                json!({"mcp-protocol-version": v, "mcp-method": "tools/call", "mcp-name": "add"}),
+                "stateless",
+            ),
+            (
+                "Base64 name",
+                &call,
+                json!({"mcp-protocol-version": v, "mcp-method": "tools/call", "mcp-name": "=?base64?YWRk?="}),
+                "stateless",
+            ),
+            (
+                "no Mcp-Name needed",
+                &list,
+                json!({"mcp-protocol-version": v, "mcp-method": "tools/list"}),
+                "stateless",
+            ),
+            (
+                "version differs",
+                &call,
+                json!({"mcp-protocol-version": "2025-11-25", "mcp-method": "tools/call", "mcp-name": "add"}),
+                "400 -32020",
+            ),
+            (
+                "version missing",
+                &call,
+                json!({"mcp-method": "tools/call", "mcp-name": "add"}),
+                "400 -32020",
+            ),
+            (
+                "method missing",
+                &call,
+                json!({"mcp-protocol-version": v, "mcp-name": "add"}),
+                "400 -32020",
+            ),
+            (
+                "method differs",
+                &call,
+                json!({"mcp-protocol-version": v, "mcp-method": "tools/list", "mcp-name": "add"}),
+                "400 -32020",
+            ),
+            (
+                "name missing",
+                &call,
+                json!({"mcp-protocol-version": v, "mcp-method": "tools/call"}),
+                "400 -32020",
+            ),
+            (
+                "name differs",
+                &call,
+                json!({"mcp-protocol-version": v, "mcp-method": "tools/call", "mcp-name": "delete_all"}),
+                "400 -32020",
+            ),
+            (
+                "bad Base64",
+                &call,
+                json!({"mcp-protocol-version": v, "mcp-method": "tools/call", "mcp-name": "=?base64?***?="}),
+                "400 -32020",
+            ),
+        ];
+        for (case, msg, headers, want) in cases {
+            assert_eq!(outcome(msg, headers), want, "{case}");
+        }
+        // a stateless notification is accepted without running anything
+        let mut note = stateless_call("notifications/cancelled", json!({}));
+        note.as_object_mut().unwrap().remove("id");
+        assert_eq!(outcome(&note, json!({})), "202 0");
+        // a declared revision we do not speak
+        let mut future = list.clone();
+        future["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
+        let h = json!({"mcp-protocol-version": "2099-01-01", "mcp-method": "tools/list"});
+        assert_eq!(outcome(&future, h), "400 -32022");
+    }
+
+    /// Origin: an anonymous caller is told apart by where it comes from (its rate-limit bucket).
+    /// The edge's `client` wins; without it, the entry the nearest proxy appended to
+    /// X-Forwarded-For (a client can only prepend entries).
+    #[pgrx::pg_test]
+    fn anonymous_callers_are_told_apart_by_origin() {
+        let cases = [
+            (json!({"client": "10.0.0.1"}), Some("10.0.0.1")),
+            (
+                json!({"client": " 10.0.0.1 ", "headers": {"x-forwarded-for": "6.6.6.6"}}),
+                Some("10.0.0.1"),
+            ),
+            (
+                json!({"headers": {"X-Forwarded-For": "6.6.6.6, 10.0.0.2"}}),
+                Some("10.0.0.2"),
+            ),
+            (
+                json!({"headers": {"x-forwarded-for": "10.0.0.3"}}),
+                Some("10.0.0.3"),
+            ),
+            (json!({"headers": {}}), None),
+        ];
+        let empty = Map::new();
+        for (request, want) in cases {
+            let headers = request
+                .get("headers")
+                .and_then(Value::as_object)
+                .unwrap_or(&empty);
+            assert_eq!(
+                client_origin(&request, headers).as_deref(),
+                want,
+                "{request}"
+            );
+        }
+        let anon = |origin: &str| {
+            Principal::from_claims(&json!({"role": "anon"}), "anon", Some(origin.into()), b"k")
+                .digest()
+                .to_string()
+        };
+        assert_eq!(anon("10.0.0.1"), anon("10.0.0.1"));
+        assert_ne!(anon("10.0.0.1"), anon("10.0.0.2"));
+    }
 }

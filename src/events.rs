@@ -51,6 +51,13 @@ pub fn begin(progress_token: Option<Value>, budget: usize) {
     PROGRESS_TOKEN.with(|t| *t.borrow_mut() = progress_token);
 }
 
+/// Whether nothing of a request is queued: no events, no progress token.
+#[cfg(any(test, feature = "pg_test"))]
+pub fn is_empty() -> bool {
+    QUEUE.with(|q| q.borrow().events.is_empty() && q.borrow().dropped == 0)
+        && PROGRESS_TOKEN.with(|t| t.borrow().is_none())
+}
+
 /// Bytes the queued events take.
 pub fn bytes() -> usize {
     QUEUE.with(|q| q.borrow().bytes)

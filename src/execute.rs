@@ -21,10 +21,6 @@ pub enum Returned {
     Rows { rows: Vec<Value>, truncated: bool },
 }
 
-/// Names chumbo gives the parts of the call's SQL; no parameter may take one (reflection refuses
-/// them), so a parameter called `r` or `a` cannot be confused with them.
-pub const RESERVED_PREFIX: &str = "_chumbo";
-
 fn call_sql(cap: &Capability, args: &Map<String, Value>) -> String {
     let present: Vec<_> = cap
         .params

@@ -1,46 +1,9 @@
 //! JSON-RPC 2.0 envelopes: validating what arrives, shaping what leaves.
 
+use crate::error::{Error, RpcError};
+#[cfg(any(test, feature = "pg_test"))]
+use crate::error::{INVALID_PARAMS, INVALID_REQUEST};
 use serde_json::{json, Map, Value};
-
-pub const PARSE_ERROR: i64 = -32700;
-pub const INVALID_REQUEST: i64 = -32600;
-pub const METHOD_NOT_FOUND: i64 = -32601;
-pub const INVALID_PARAMS: i64 = -32602;
-pub const INTERNAL_ERROR: i64 = -32603;
-/// Resource not found (MCP ≤ 2025-11-25).
-pub const RESOURCE_NOT_FOUND: i64 = -32002;
-
-/// A protocol-level failure: becomes the `error` member of a response.
-#[derive(Debug, Clone)]
-pub struct RpcError {
-    pub code: i64,
-    pub message: String,
-    pub data: Option<Value>,
-}
-
-impl RpcError {
-    pub fn new(code: i64, message: impl Into<String>) -> Self {
-        RpcError {
-            code,
-            message: message.into(),
-            data: None,
-        }
-    }
-    pub fn with_data(mut self, data: Value) -> Self {
-        self.data = Some(data);
-        self
-    }
-    pub fn invalid_params(message: impl Into<String>) -> Self {
-        Self::new(INVALID_PARAMS, message)
-    }
-    pub fn to_json(&self) -> Value {
-        let mut e = json!({"code": self.code, "message": self.message});
-        if let Some(d) = &self.data {
-            e["data"] = d.clone();
-        }
-        e
-    }
-}
 
 /// A message that passed envelope validation.
 pub enum Message {
@@ -56,14 +19,11 @@ pub enum Message {
 
 /// Validates one JSON-RPC message. On failure returns the id to echo (when one could be read) and
 /// the error.
-pub fn parse(msg: &Value) -> Result<Message, (Value, RpcError)> {
+pub fn parse(msg: &Value) -> Result<Message, (Value, Error)> {
     let Some(obj) = msg.as_object() else {
         return Err((
             Value::Null,
-            RpcError::new(
-                INVALID_REQUEST,
-                "Invalid Request: a JSON-RPC message must be an object",
-            ),
+            Error::InvalidRequest("a JSON-RPC message must be an object".into()),
         ));
     };
     // Echo the id whenever it is valid, so the client can match even a rejected request.
@@ -73,12 +33,7 @@ pub fn parse(msg: &Value) -> Result<Message, (Value, RpcError)> {
         Some(v @ Value::Number(n)) if n.is_i64() || n.is_u64() => v.clone(),
         _ => Value::Null,
     };
-    let fail = |m: &str| {
-        Err((
-            echo_id.clone(),
-            RpcError::new(INVALID_REQUEST, format!("Invalid Request: {m}")),
-        ))
-    };
+    let fail = |m: &str| Err((echo_id.clone(), Error::InvalidRequest(m.to_string())));
     if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         return fail("\"jsonrpc\" must be \"2.0\"");
     }
@@ -100,7 +55,7 @@ pub fn parse(msg: &Value) -> Result<Message, (Value, RpcError)> {
         Some(Value::Array(_)) => {
             return Err((
                 echo_id,
-                RpcError::invalid_params("Invalid params: MCP params must be an object"),
+                Error::InvalidParams("MCP params must be an object".into()),
             ))
         }
         Some(_) => return fail("\"params\" must be an object"),
@@ -139,7 +94,7 @@ mod tests {
 
     fn code(v: Value) -> i64 {
         match parse(&v) {
-            Err((_, e)) => e.code,
+            Err((_, e)) => e.code(),
             Ok(_) => 0,
         }
     }

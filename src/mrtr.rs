@@ -7,7 +7,7 @@
 //! ('request_state', rotatable). The payload binds the principal, method, capability and a digest
 //! of the arguments, expires, and carries a nonce that is consumed once.
 
-use crate::jsonrpc::RpcError;
+use crate::error::Error;
 use base64::Engine;
 use hmac::{Hmac, KeyInit, Mac};
 use pgrx::prelude::*;
@@ -23,8 +23,8 @@ const MAX_STATE_BYTES: usize = 64 * 1024;
 
 #[derive(Default)]
 struct Round {
-    /// Whether this request may ask for input at all (the modern era).
-    modern: bool,
+    /// Whether this request may ask for input at all (the stateless era).
+    can_ask: bool,
     client_capabilities: Value,
     responses: Map<String, Value>,
     /// Input requests the capability made that have no response yet.
@@ -39,10 +39,10 @@ thread_local! {
     static ROUND: RefCell<Option<Round>> = const { RefCell::new(None) };
 }
 
-pub fn begin(modern: bool, client_capabilities: Value, responses: Map<String, Value>) {
+pub fn begin(can_ask: bool, client_capabilities: Value, responses: Map<String, Value>) {
     ROUND.with(|r| {
         *r.borrow_mut() = Some(Round {
-            modern,
+            can_ask,
             client_capabilities,
             responses,
             ..Default::default()
@@ -56,6 +56,17 @@ pub struct Outcome {
     pub undeclared: Map<String, Value>,
     pub responses: Map<String, Value>,
     pub blocked: Option<String>,
+}
+
+/// Ends the round (the request scope also ends any round left open when a call unwinds).
+pub fn clear() {
+    ROUND.with(|r| *r.borrow_mut() = None);
+}
+
+/// Whether a round is open.
+#[cfg(any(test, feature = "pg_test"))]
+pub fn in_round() -> bool {
+    ROUND.with(|r| r.borrow().is_some())
 }
 
 pub fn finish() -> Option<Outcome> {
@@ -123,7 +134,7 @@ fn ask(requests: Map<String, Value>) -> Map<String, Value> {
                 answers.insert(key, v.clone());
                 continue;
             }
-            if !round.modern {
+            if !round.can_ask {
                 let m = "This needs input from you (a form, a model completion or your roots), which chumbo can only ask for over MCP 2026-07-28; this client uses an older revision, where a stateless server cannot ask.".to_string();
                 round.blocked = Some(m.clone());
                 return Err(m);
@@ -192,9 +203,8 @@ pub fn issue(key: &[u8], b: &Binding, responses: &Map<String, Value>) -> String 
 }
 
 /// The responses of earlier rounds carried by a valid `state`, after consuming its nonce.
-pub fn verify(key: &[u8], state: &str, b: &Binding) -> Result<Map<String, Value>, RpcError> {
-    let invalid =
-        |why: &str| RpcError::invalid_params(format!("Invalid params: requestState {why}"));
+pub fn verify(key: &[u8], state: &str, b: &Binding) -> Result<Map<String, Value>, Error> {
+    let invalid = |why: &str| Error::InvalidParams(format!("requestState {why}"));
     if state.len() > MAX_STATE_BYTES * 2 {
         return Err(invalid("is too large"));
     }
@@ -232,4 +242,181 @@ pub fn verify(key: &[u8], state: &str, b: &Binding) -> Result<Map<String, Value>
         return Err(invalid("was already used"));
     }
     Ok(p["r"].as_object().cloned().unwrap_or_default())
+}
+
+#[cfg(any(test, feature = "pg_test"))]
+#[pgrx::pg_schema]
+mod tests {
+    use super::*;
+
+    const KEY: &[u8] = b"request-state-test-key";
+    const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+    fn pin(at: &str) {
+        Spi::run(&format!("set local chumbo.pinned_now = '{at}'")).expect("pin the clock");
+    }
+
+    fn as_issued(s: String) -> String {
+        s
+    }
+    fn flip_payload(s: String) -> String {
+        let (p, t) = s.split_once('.').expect("two parts");
+        let mut bytes = B64.decode(p).expect("base64");
+        let at = bytes.len() / 2;
+        bytes[at] ^= 1;
+        format!("{}.{t}", B64.encode(bytes))
+    }
+    fn flip_tag(s: String) -> String {
+        let (p, t) = s.split_once('.').expect("two parts");
+        let mut bytes = B64.decode(t).expect("base64");
+        bytes[0] ^= 1;
+        format!("{p}.{}", B64.encode(bytes))
+    }
+    fn no_dot(_: String) -> String {
+        "no-dot-here".into()
+    }
+    fn huge(_: String) -> String {
+        "x".repeat(MAX_STATE_BYTES * 2 + 1)
+    }
+
+    struct Case {
+        name: &'static str,
+        change: fn(String) -> String,
+        key: &'static [u8],
+        principal: &'static str,
+        method: &'static str,
+        capability: &'static str,
+        amount: i64,
+        /// Verify 601 s after issuing (the lifetime is 600 s).
+        late: bool,
+        /// Fragment of the refusal; "" = accepted.
+        want: &'static str,
+    }
+
+    /// A requestState issued for alice / tools/call / transfer / {amount: 5}, coming back changed
+    /// in one way each.
+    #[pgrx::pg_test]
+    fn request_state_is_bound_signed_expiring_and_single_use() {
+        let ok = Case {
+            name: "as issued",
+            change: as_issued,
+            key: KEY,
+            principal: "alice",
+            method: "tools/call",
+            capability: "transfer",
+            amount: 5,
+            late: false,
+            want: "",
+        };
+        let cases = [
+            Case {
+                name: "used twice",
+                want: "was already used",
+                ..ok
+            },
+            Case {
+                name: "payload tampered",
+                change: flip_payload,
+                want: "failed its integrity check",
+                ..ok
+            },
+            Case {
+                name: "tag tampered",
+                change: flip_tag,
+                want: "failed its integrity check",
+                ..ok
+            },
+            Case {
+                name: "malformed",
+                change: no_dot,
+                want: "is malformed",
+                ..ok
+            },
+            Case {
+                name: "too large",
+                change: huge,
+                want: "is too large",
+                ..ok
+            },
+            Case {
+                name: "another key",
+                key: b"rotated",
+                want: "failed its integrity check",
+                ..ok
+            },
+            Case {
+                name: "another principal",
+                principal: "mallory",
+                want: "belongs to another caller",
+                ..ok
+            },
+            Case {
+                name: "another method",
+                method: "prompts/get",
+                want: "belongs to another caller",
+                ..ok
+            },
+            Case {
+                name: "another tool",
+                capability: "delete_all",
+                want: "belongs to another caller",
+                ..ok
+            },
+            Case {
+                name: "other arguments",
+                amount: 500,
+                want: "belongs to another caller",
+                ..ok
+            },
+            Case {
+                name: "expired",
+                late: true,
+                want: "has expired",
+                ..ok
+            },
+        ];
+        let mut answers = Map::new();
+        answers.insert("confirm".into(), json!({"action": "accept"}));
+        let args = json!({"amount": 5});
+        let issued_for_alice = || {
+            let b = Binding {
+                principal: "alice",
+                method: "tools/call",
+                capability: "transfer",
+                arguments: &args,
+            };
+            issue(KEY, &b, &answers)
+        };
+        let mut used = None;
+        for case in std::iter::once(&ok).chain(cases.iter()) {
+            pin("2026-01-01 00:00:00+00");
+            let issued = match case.name {
+                "used twice" => used.take().expect("the first case was accepted"),
+                _ => issued_for_alice(),
+            };
+            if case.late {
+                pin("2026-01-01 00:10:01+00");
+            }
+            let arguments = json!({"amount": case.amount});
+            let b = Binding {
+                principal: case.principal,
+                method: case.method,
+                capability: case.capability,
+                arguments: &arguments,
+            };
+            let got = verify(case.key, &(case.change)(issued.clone()), &b);
+            match (case.want, got) {
+                ("", Ok(r)) => {
+                    assert_eq!(r, answers, "{}", case.name);
+                    used = Some(issued);
+                }
+                ("", Err(e)) => panic!("{}: refused: {e}", case.name),
+                (w, Ok(_)) => panic!("{}: accepted, expected \"{w}\"", case.name),
+                (w, Err(e)) => {
+                    assert_eq!(e.code(), crate::error::INVALID_PARAMS, "{}", case.name);
+                    assert!(e.to_string().contains(w), "{}: {e}", case.name);
+                }
+            }
+        }
+    }
 }

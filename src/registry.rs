@@ -16,6 +16,10 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
+/// Names chumbo gives the parts of a call's SQL (see execute); no parameter may take one
+/// (reflection refuses them), so a parameter called `r` or `a` cannot be confused with them.
+pub const RESERVED_PREFIX: &str = "_chumbo";
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Kind {
     Tool,
@@ -270,7 +274,7 @@ enum Problem {
     UnnamedParam(usize),
     #[error(
         "parameter names starting with {} are reserved for chumbo",
-        crate::execute::RESERVED_PREFIX
+        RESERVED_PREFIX
     )]
     ReservedParam,
     #[error("{0}: {1}")]
@@ -569,7 +573,7 @@ fn parameters(f: &ReflectedFunction, meta: &Metadata, found: &mut Findings) -> (
             found.problems.push(Problem::UnnamedParam(i + 1));
             continue;
         }
-        if pname.starts_with(crate::execute::RESERVED_PREFIX) {
+        if pname.starts_with(RESERVED_PREFIX) {
             found.problems.push(Problem::ReservedParam);
             continue;
         }

@@ -371,7 +371,8 @@ pub fn set_local(name: &str, value: &str) {
 
 /// current_user, without SPI.
 pub fn current_role_name() -> String {
-    // SAFETY: set_config_option copies both strings; they outlive the call. Errors are raised as ERROR.
+    // SAFETY: GetUserNameFromId(noerr = true) returns NULL for an unknown oid (checked) or a
+    // palloc'd NUL-terminated copy of the name, which is copied into a String at once.
     unsafe {
         let name = pg_sys::GetUserNameFromId(pg_sys::GetUserId(), true);
         if name.is_null() {
@@ -429,32 +430,36 @@ pub fn check_role(
     role: &str,
     allowed: &[String],
     rls_owners: &[pg_sys::Oid],
-) -> Result<pg_sys::Oid, String> {
+) -> Result<pg_sys::Oid, crate::error::Error> {
     if !allowed.iter().any(|r| r == role) {
-        return Err(format!(
+        return Err(crate::error::Error::CallerRefused(format!(
             "role \"{role}\" is not allowed to call capabilities"
-        ));
+        )));
     }
-    let name = CString::new(role).map_err(|_| format!("role \"{role}\" does not exist"))?;
+    let name = CString::new(role).map_err(|_| {
+        crate::error::Error::CallerRefused(format!("role \"{role}\" does not exist"))
+    })?;
     // SAFETY: the name is a valid C string; missing_ok = true returns InvalidOid for an unknown role.
     let oid = unsafe { pg_sys::get_role_oid(name.as_ptr(), true) };
     if oid == pg_sys::Oid::INVALID {
-        return Err(format!("role \"{role}\" does not exist"));
+        return Err(crate::error::Error::CallerRefused(format!(
+            "role \"{role}\" does not exist"
+        )));
     }
     // SAFETY: syscache lookups by an existing role's oid.
     if unsafe { pg_sys::superuser_arg(oid) || pg_sys::has_bypassrls_privilege(oid) } {
-        return Err(format!(
+        return Err(crate::error::Error::CallerRefused(format!(
             "role \"{role}\" is a superuser or bypasses RLS and never runs capabilities"
-        ));
+        )));
     }
-    // SAFETY: membership lookups through the role cache.
     if rls_owners
         .iter()
+        // SAFETY: membership lookups through the role cache, by oids; no pointers involved.
         .any(|o| unsafe { pg_sys::has_privs_of_role(oid, *o) })
     {
-        return Err(format!(
+        return Err(crate::error::Error::CallerRefused(format!(
             "role \"{role}\" owns (or has the privileges of an owner of) a table whose row-level security does not apply to its owner, and never runs capabilities"
-        ));
+        )));
     }
     Ok(oid)
 }

@@ -1,58 +1,53 @@
-//! MCP 2026-07-28 on the same endpoint: era classification from the body, the per-request
-//! `_meta` envelope, header cross-checks, and the shape every modern result carries.
+//! The stateless revision (MCP 2026-07-28) on the same endpoint: era classification from the
+//! body, the per-request `_meta` envelope, header cross-checks, and the shape every stateless
+//! result carries.
 
-use crate::jsonrpc::{RpcError, INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND};
+use super::versions::{self, STATELESS};
+use crate::error::{Error, Result};
 use base64::Engine;
 use serde_json::{json, Map, Value};
-
-pub const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];
-pub const HEADER_MISMATCH: i64 = -32020;
-pub const MISSING_CLIENT_CAPABILITY: i64 = -32021;
-pub const UNSUPPORTED_VERSION: i64 = -32022;
 
 const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
 
-/// What a modern request declared about itself.
+/// What a stateless request declared about itself (its version is [STATELESS]: the only one).
 #[derive(Clone, Debug)]
 pub struct Envelope {
-    pub version: String,
     pub client_capabilities: Value,
     pub log_level: Option<String>,
 }
 
-/// Whether a message is of the modern era: its `_meta` names a protocol version, or the
-/// `MCP-Protocol-Version` header names a modern one.
-pub fn is_modern(msg: &Value, header_version: Option<&str>) -> bool {
+/// Whether a message is of the stateless era: its `_meta` names a protocol version, or the
+/// `MCP-Protocol-Version` header names the stateless revision (or a later one).
+pub fn is_stateless(msg: &Value, header_version: Option<&str>) -> bool {
     msg.pointer("/params/_meta")
         .and_then(|m| m.get(META_VERSION))
         .is_some()
-        || header_version.is_some_and(|v| v >= MODERN_VERSIONS[0])
+        || header_version.is_some_and(versions::names_stateless_or_later)
 }
 
 /// Validates the envelope: required `_meta` keys (-32602), a supported version (-32022).
-pub fn envelope(msg: &Value) -> Result<Envelope, RpcError> {
+pub fn envelope(msg: &Value) -> Result<Envelope> {
     let meta = msg.pointer("/params/_meta").and_then(Value::as_object);
     let version = meta
         .and_then(|m| m.get(META_VERSION))
         .and_then(Value::as_str);
     let Some(version) = version else {
-        return Err(RpcError::invalid_params(format!(
-            "Invalid params: params._meta[\"{META_VERSION}\"] is required"
+        return Err(Error::InvalidParams(format!(
+            "params._meta[\"{META_VERSION}\"] is required"
         )));
     };
-    if !MODERN_VERSIONS.contains(&version) {
-        return Err(RpcError::new(
-            UNSUPPORTED_VERSION,
-            format!("Unsupported protocol version: {version}"),
-        )
-        .with_data(json!({"supported": MODERN_VERSIONS, "requested": version})));
+    if version != STATELESS {
+        return Err(Error::UnsupportedVersion {
+            requested: version.to_string(),
+            supported: vec![STATELESS],
+        });
     }
     let capabilities = meta.and_then(|m| m.get(META_CAPABILITIES));
     let Some(capabilities @ Value::Object(_)) = capabilities else {
-        return Err(RpcError::invalid_params(format!(
-            "Invalid params: params._meta[\"{META_CAPABILITIES}\"] must be an object"
+        return Err(Error::InvalidParams(format!(
+            "params._meta[\"{META_CAPABILITIES}\"] must be an object"
         )));
     };
     let log_level = meta
@@ -60,14 +55,13 @@ pub fn envelope(msg: &Value) -> Result<Envelope, RpcError> {
         .and_then(Value::as_str)
         .map(String::from);
     Ok(Envelope {
-        version: version.to_string(),
         client_capabilities: capabilities.clone(),
         log_level,
     })
 }
 
 /// A header value as the client meant it: trimmed, `=?base64?…?=` decoded.
-pub fn header_value(raw: &str) -> Result<String, RpcError> {
+pub fn header_value(raw: &str) -> Result<String> {
     let v = raw.trim();
     match v
         .strip_prefix("=?base64?")
@@ -82,23 +76,19 @@ pub fn header_value(raw: &str) -> Result<String, RpcError> {
     }
 }
 
-pub fn mismatch(why: &str) -> RpcError {
-    RpcError::new(HEADER_MISMATCH, format!("Header mismatch: {why}"))
+pub fn mismatch(why: &str) -> Error {
+    Error::HeaderMismatch(why.to_string())
 }
 
 /// The standard headers agree with the body: MCP-Protocol-Version, Mcp-Method, Mcp-Name.
-pub fn check_headers(
-    headers: &Map<String, Value>,
-    msg: &Value,
-    env: &Envelope,
-) -> Result<(), RpcError> {
+pub fn check_headers(headers: &Map<String, Value>, msg: &Value) -> Result<()> {
     let get = |name: &str| {
         headers
             .iter()
             .find(|(k, _)| k.eq_ignore_ascii_case(name))
             .and_then(|(_, v)| v.as_str())
     };
-    let expect = |name: &str, want: &str| -> Result<(), RpcError> {
+    let expect = |name: &str, want: &str| -> Result<()> {
         match get(name) {
             None => Err(mismatch(&format!("the {name} header is required"))),
             Some(raw) if header_value(raw)? == want => Ok(()),
@@ -107,7 +97,7 @@ pub fn check_headers(
             ))),
         }
     };
-    expect("mcp-protocol-version", &env.version)?;
+    expect("mcp-protocol-version", STATELESS)?;
     let method = msg.get("method").and_then(Value::as_str).unwrap_or("");
     expect("mcp-method", method)?;
     let name = match method {
@@ -126,7 +116,7 @@ pub fn check_param_headers(
     headers: &Map<String, Value>,
     input_schema: &Value,
     arguments: &Map<String, Value>,
-) -> Result<(), RpcError> {
+) -> Result<()> {
     let Some(properties) = input_schema.get("properties").and_then(Value::as_object) else {
         return Ok(());
     };
@@ -175,10 +165,10 @@ pub fn check_param_headers(
 }
 
 pub fn server_info() -> Value {
-    json!({"name": crate::protocol::SERVER_NAME, "version": env!("CARGO_PKG_VERSION")})
+    json!({"name": versions::SERVER_NAME, "version": versions::SERVER_VERSION})
 }
 
-/// Adds what every modern result carries, and cache hints where the method is cacheable.
+/// Adds what every stateless result carries, and cache hints where the method is cacheable.
 /// Everything chumbo lists or reads depends on the caller's privileges, scopes or RLS: private.
 pub fn decorate(method: &str, mut result: Value, ttl_ms: u64) -> Value {
     if let Some(obj) = result.as_object_mut() {
@@ -209,16 +199,6 @@ pub fn decorate(method: &str, mut result: Value, ttl_ms: u64) -> Value {
         }
     }
     result
-}
-
-/// The HTTP status of a modern error.
-pub fn status_of(code: i64) -> u16 {
-    match code {
-        METHOD_NOT_FOUND => 404,
-        INTERNAL_ERROR => 500,
-        INVALID_PARAMS | HEADER_MISMATCH | MISSING_CLIENT_CAPABILITY | UNSUPPORTED_VERSION => 400,
-        _ => 400,
-    }
 }
 
 /// Whether a notification of this level passes the request's threshold.

@@ -1,0 +1,148 @@
+//! The module layering, enforced: no two top-level modules may depend on each other, directly or
+//! through others. A cycle is how "modern imports protocol imports modern" started; without one,
+//! every module can be read (and tested) knowing only the modules below it.
+//!
+//! The layers, lowest first (a module uses only modules of lower layers or its own):
+//! 1. values: jsonrpc, error, datum, settings, guards, uri_template, types, metadata, content,
+//!    principal, events
+//! 2. backend plumbing: session (roles, subtransactions, settings), then ledger, apikey, auth
+//! 3. the registry and MRTR: registry, mrtr; then execute (runs a registry capability)
+//! 4. scope (the per-request state of principal, events and mrtr)
+//! 5. protocol (every MCP method, by family)
+//! 6. entry points: api (chumbo.handle/http/mcp), doctor
+//!
+//! The test reads every `crate::<module>` path in src (in `use` lines and inline paths alike,
+//! comments skipped) and fails on any cycle between top-level modules.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+fn top_level_module(src: &Path, file: &Path) -> String {
+    let rel = file.strip_prefix(src).expect("under src");
+    let first = rel.components().next().expect("a path").as_os_str();
+    first.to_string_lossy().trim_end_matches(".rs").to_string()
+}
+
+fn files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("src is readable") {
+        let path = entry.expect("an entry").path();
+        if path.is_dir() {
+            files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// The top-level modules `text` names as `crate::<module>`, comments ignored.
+fn used_modules(text: &str) -> BTreeSet<String> {
+    let mut used = BTreeSet::new();
+    for line in text.lines() {
+        let code = line.split("//").next().unwrap_or("");
+        let mut rest = code;
+        while let Some(at) = rest.find("crate::") {
+            rest = &rest[at + "crate::".len()..];
+            let name: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() {
+                used.insert(name);
+            }
+        }
+        // `use crate::{a, b::c}`
+        if let Some(group) = code.trim_start().strip_prefix("use crate::{") {
+            for part in group.split(',') {
+                let name: String = part
+                    .trim()
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if !name.is_empty() {
+                    used.insert(name);
+                }
+            }
+        }
+    }
+    used
+}
+
+fn graph() -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut all = vec![];
+    files(&src, &mut all);
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for file in all {
+        let module = top_level_module(&src, &file);
+        if module == "lib" || module == "layering" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).expect("readable");
+        let deps = graph.entry(module.clone()).or_default();
+        deps.extend(used_modules(&text).into_iter().filter(|m| *m != module));
+    }
+    graph
+}
+
+/// A cycle through `at`, if any, as the list of modules on it.
+fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    // 0 = unvisited, 1 = on the current path, 2 = done
+    fn visit(
+        m: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        state: &mut BTreeMap<String, u8>,
+        path: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        match state.get(m).copied().unwrap_or(0) {
+            1 => {
+                let start = path.iter().position(|p| p == m).unwrap_or(0);
+                let mut cycle = path[start..].to_vec();
+                cycle.push(m.to_string());
+                return Some(cycle);
+            }
+            2 => return None,
+            _ => {}
+        }
+        state.insert(m.to_string(), 1);
+        path.push(m.to_string());
+        for d in graph.get(m).into_iter().flatten() {
+            if let Some(c) = visit(d, graph, state, path) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        state.insert(m.to_string(), 2);
+        None
+    }
+    let mut state = BTreeMap::new();
+    for m in graph.keys() {
+        if let Some(c) = visit(m, graph, &mut state, &mut vec![]) {
+            return Some(c);
+        }
+    }
+    None
+}
+
+#[test]
+fn no_cycle_between_top_level_modules() {
+    let graph = graph();
+    assert!(graph.contains_key("api") && graph.contains_key("protocol"));
+    if let Some(cycle) = find_cycle(&graph) {
+        panic!("module cycle: {}", cycle.join(" -> "));
+    }
+}
+
+#[test]
+fn the_cycle_check_sees_cycles() {
+    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    g.entry("a".into()).or_default().insert("b".into());
+    g.entry("b".into()).or_default().insert("c".into());
+    g.entry("c".into()).or_default();
+    assert_eq!(find_cycle(&g), None);
+    g.entry("c".into()).or_default().insert("a".into());
+    assert_eq!(find_cycle(&g).map(|c| c.len()), Some(4));
+    assert_eq!(
+        used_modules("use crate::{a, b::c};\n x = crate::d::e(); // crate::f"),
+        ["a", "b", "d"].iter().map(|s| s.to_string()).collect()
+    );
+}

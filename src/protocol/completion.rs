@@ -1,0 +1,116 @@
+//! The completion family: completion/complete (offered only when a capability the caller may use
+//! declares completions).
+
+use super::call::{named, offers_completions, visible};
+use super::{not_found, Context, MethodResult};
+use crate::error::Error;
+use crate::execute;
+use crate::registry::Kind;
+use crate::session;
+use pgrx::prelude::*;
+use serde_json::{json, Map, Value};
+
+pub const METHODS: &[&str] = &["completion/complete"];
+
+pub fn handle(ctx: &Context, method: &str, params: &Map<String, Value>) -> MethodResult {
+    if !offers_completions(ctx) {
+        return Err(not_found(method));
+    }
+    complete(ctx, params)
+}
+
+fn complete(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
+    let bad = |m: &str| Error::InvalidParams(m.to_string());
+    let reference = params
+        .get("ref")
+        .and_then(Value::as_object)
+        .ok_or_else(|| bad("\"ref\" must be an object"))?;
+    let argument = params
+        .get("argument")
+        .and_then(Value::as_object)
+        .ok_or_else(|| bad("\"argument\" must be an object"))?;
+    let arg_name = argument
+        .get("name")
+        .and_then(Value::as_str)
+        .ok_or_else(|| bad("\"argument.name\" must be a string"))?;
+    let prefix = argument.get("value").and_then(Value::as_str).unwrap_or("");
+    let cap = match reference.get("type").and_then(Value::as_str) {
+        Some("ref/prompt") => named(ctx, reference, Kind::Prompt)?,
+        Some("ref/resource") => {
+            let uri = reference
+                .get("uri")
+                .and_then(Value::as_str)
+                .ok_or_else(|| bad("\"ref.uri\" must be a string"))?;
+            visible(ctx, |c| {
+                c.kind == Kind::ResourceTemplate && c.meta.resource.as_deref() == Some(uri)
+            })
+            .next()
+            .ok_or_else(|| bad(&format!("unknown resource template {uri}")))?
+        }
+        _ => {
+            return Err(bad(
+                "\"ref.type\" must be \"ref/prompt\" or \"ref/resource\"",
+            ))
+        }
+    };
+    let values: Vec<String> = match cap.meta.completions.get(arg_name) {
+        None => vec![],
+        Some(crate::metadata::Completion::Values(all)) => all
+            .iter()
+            .filter(|v| v.starts_with(prefix))
+            .take(101)
+            .cloned()
+            .collect(),
+        Some(crate::metadata::Completion::Function(func)) => {
+            complete_with_function(ctx, func, prefix)?
+        }
+    };
+    let has_more = values.len() > 100;
+    let values: Vec<String> = values.into_iter().take(100).collect();
+    Ok(json!({"completion": {"values": values, "hasMore": has_more}}))
+}
+
+/// Calls the completion function named in metadata, as the caller. The name is resolved to a
+/// catalog entry first; only catalog-quoted identifiers reach the SQL text.
+fn complete_with_function(ctx: &Context, func: &str, prefix: &str) -> Result<Vec<String>, Error> {
+    let trace = session::trace_id();
+    let qualified = Spi::connect(|c| {
+        c.select(
+            "select pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(p.proname)
+           from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace
+          where p.oid = pg_catalog.to_regprocedure($1 || '(text)')",
+            Some(1),
+            &[func.into()],
+        )?
+        .first()
+        .get_one::<String>()
+    })
+    .ok()
+    .flatten()
+    .ok_or_else(|| {
+        Error::Internal(format!(
+            "completion function {func}(text) does not exist (trace id {trace})"
+        ))
+    })?;
+    let sql = format!("select v::pg_catalog.text from {qualified}($1) as v limit 101");
+    let prefix = prefix.to_string();
+    let timeout_ms = ctx.registry.settings.call_timeout_ms;
+    session::run_as_caller(
+        ctx.caller.role_oid,
+        &ctx.caller.claims,
+        timeout_ms,
+        move || {
+            Spi::connect(|c| {
+                let mut out = vec![];
+                for row in c.select(sql.as_str(), None, &[prefix.as_str().into()])? {
+                    if let Some(v) = row.get::<String>(1)? {
+                        out.push(v);
+                    }
+                }
+                Ok::<_, pgrx::spi::Error>(out)
+            })
+        },
+    )
+    .map_err(|e| Error::Internal(execute::public_error(&e, &trace).message))?
+    .map_err(|_| Error::Internal(format!("completion failed (trace id {trace})")))
+}

@@ -1,0 +1,61 @@
+//! MCP methods, answered from the registry, for both eras (see [versions::Era]): dispatch only.
+//! Each method family lives in its own file with its `METHODS` and a `handle`; adding a family is
+//! that file plus one line in [FAMILIES].
+
+use crate::error::Error;
+use crate::registry::{Caller, Registry};
+use serde_json::{Map, Value};
+use versions::Era;
+
+mod call;
+mod completion;
+mod lifecycle;
+mod listing;
+mod prompts;
+mod resources;
+pub mod stateless;
+pub mod subscriptions;
+mod tools;
+pub mod versions;
+
+pub use tools::tool_json;
+
+/// What a request needs besides its params.
+pub struct Context<'a> {
+    pub registry: &'a Registry,
+    pub caller: &'a Caller,
+    /// The revision: negotiated (legacy, from the MCP-Protocol-Version header) or declared in
+    /// `_meta` (stateless).
+    pub era: &'a Era,
+    /// The HTTP headers, when the request came over HTTP (for `Mcp-Param-*` checks).
+    pub headers: Option<&'a Map<String, Value>>,
+}
+
+pub type MethodResult = Result<Value, Error>;
+
+/// A method family's handler: called only with one of its `METHODS`.
+type Handler = fn(&Context, &str, &Map<String, Value>) -> MethodResult;
+
+/// Every method family: its methods and its handler. (subscriptions/listen is answered by the
+/// HTTP pipeline: it opens a stream rather than returning a result.)
+const FAMILIES: [(&[&str], Handler); 5] = [
+    (lifecycle::METHODS, lifecycle::handle),
+    (tools::METHODS, tools::handle),
+    (resources::METHODS, resources::handle),
+    (prompts::METHODS, prompts::handle),
+    (completion::METHODS, completion::handle),
+];
+
+pub fn dispatch(ctx: &Context, method: &str, params: &Map<String, Value>) -> MethodResult {
+    let family = FAMILIES
+        .iter()
+        .find(|(methods, _)| methods.contains(&method));
+    match family {
+        Some((_, handle)) if ctx.era.knows(method) => handle(ctx, method, params),
+        _ => Err(not_found(method)),
+    }
+}
+
+pub(super) fn not_found(method: &str) -> Error {
+    Error::MethodNotFound(method.to_string())
+}

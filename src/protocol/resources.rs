@@ -1,0 +1,120 @@
+//! The resources family: resources/list, resources/templates/list, resources/read.
+
+use super::call::{method_error, run, visible, Stop};
+use super::listing::{list, put_opt};
+use super::{Context, MethodResult};
+use crate::error::Error;
+use crate::execute::Returned;
+use crate::registry::{Capability, Kind};
+use crate::types::ReturnShape;
+use serde_json::{json, Map, Value};
+
+pub const METHODS: &[&str] = &[
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+];
+
+pub fn handle(ctx: &Context, method: &str, params: &Map<String, Value>) -> MethodResult {
+    match method {
+        "resources/list" => list(
+            ctx,
+            params,
+            "resources",
+            |c| c.kind == Kind::Resource,
+            resource_json,
+        ),
+        "resources/templates/list" => list(
+            ctx,
+            params,
+            "resourceTemplates",
+            |c| c.kind == Kind::ResourceTemplate,
+            template_json,
+        ),
+        _ => read_resource(ctx, params),
+    }
+}
+
+fn resource_json(c: &Capability) -> Value {
+    let mut r =
+        json!({"uri": c.meta.resource, "name": c.meta.name.clone().unwrap_or(c.name.clone())});
+    put_opt(&mut r, "title", c.meta.title.as_ref());
+    put_opt(&mut r, "description", c.description.as_ref());
+    put_opt(&mut r, "mimeType", c.meta.mime_type.as_ref());
+    put_opt(&mut r, "icons", c.meta.icons.as_ref());
+    r
+}
+
+fn template_json(c: &Capability) -> Value {
+    let mut r = resource_json(c);
+    if let Some(obj) = r.as_object_mut() {
+        if let Some(uri) = obj.remove("uri") {
+            obj.insert("uriTemplate".into(), uri);
+        }
+    }
+    r
+}
+
+/// Resource not found: -32002 up to 2025-11-25, -32602 from 2026-07-28 (see [Error::code]).
+fn not_found(ctx: &Context, uri: &str, missing_scopes: Vec<String>) -> Error {
+    Error::ResourceNotFound {
+        uri: uri.to_string(),
+        stateless: ctx.era.is_stateless(),
+        missing_scopes,
+    }
+}
+
+fn read_resource(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
+    let uri = params
+        .get("uri")
+        .and_then(Value::as_str)
+        .ok_or_else(|| Error::InvalidParams("\"uri\" must be a string".into()))?;
+    let found = visible(ctx, |c| {
+        matches!(c.kind, Kind::Resource | Kind::ResourceTemplate)
+    })
+    .find_map(|c| c.template.as_ref()?.matches(uri).map(|vars| (c, vars)));
+    let Some((cap, vars)) = found else {
+        return Err(not_found(ctx, uri, vec![]));
+    };
+    if !ctx.caller.has_scopes(cap) {
+        return Err(not_found(ctx, uri, cap.meta.scopes.clone()));
+    }
+    let args: Map<String, Value> = vars
+        .into_iter()
+        .map(|(k, v)| (k, Value::String(v)))
+        .collect();
+    let value = match run(ctx, cap, &args, params, "resources/read", Ok) {
+        Ok(Returned::One(Some(v))) if !v.is_null() => v,
+        Ok(_) => return Err(not_found(ctx, uri, vec![])),
+        Err(Stop::Reply(a)) => return a,
+        Err(Stop::Failed(e)) => return Err(method_error(e, Some(uri))),
+    };
+    let mut content = json!({"uri": uri});
+    match (cap.returns, value) {
+        (ReturnShape::Bytes, Value::String(b64)) => {
+            content["blob"] = json!(b64);
+            content["mimeType"] = json!(cap
+                .meta
+                .mime_type
+                .clone()
+                .unwrap_or("application/octet-stream".into()));
+        }
+        (ReturnShape::Json | ReturnShape::Row | ReturnShape::ToolResult, v) => {
+            content["text"] = json!(v.to_string());
+            content["mimeType"] = json!(cap
+                .meta
+                .mime_type
+                .clone()
+                .unwrap_or("application/json".into()));
+        }
+        (_, Value::String(s)) => {
+            content["text"] = json!(s);
+            content["mimeType"] = json!(cap.meta.mime_type.clone().unwrap_or("text/plain".into()));
+        }
+        (_, v) => {
+            content["text"] = json!(v.to_string());
+            content["mimeType"] = json!(cap.meta.mime_type.clone().unwrap_or("text/plain".into()));
+        }
+    }
+    Ok(json!({"contents": [content]}))
+}

@@ -1,0 +1,168 @@
+//! The tools family: tools/list, tools/call.
+
+use super::call::{arguments, named, run, Stop};
+use super::listing::{list, put_opt};
+use super::{stateless, Context, MethodResult};
+use crate::error::Error;
+use crate::events;
+use crate::execute::Returned;
+use crate::registry::{Capability, Kind};
+use crate::types::ReturnShape;
+use serde_json::{json, Map, Value};
+
+pub const METHODS: &[&str] = &["tools/list", "tools/call"];
+
+pub fn handle(ctx: &Context, method: &str, params: &Map<String, Value>) -> MethodResult {
+    match method {
+        "tools/list" => list(ctx, params, "tools", |c| c.kind == Kind::Tool, tool_json),
+        _ => call_tool(ctx, params),
+    }
+}
+
+pub fn tool_json(c: &Capability) -> Value {
+    let mut t = json!({"name": c.name, "inputSchema": c.input_schema});
+    put_opt(&mut t, "title", c.meta.title.as_ref());
+    put_opt(&mut t, "description", c.description.as_ref());
+    put_opt(&mut t, "outputSchema", c.meta.output_schema.as_ref());
+    put_opt(&mut t, "icons", c.meta.icons.as_ref());
+    let mut annotations = match &c.meta.annotations {
+        Some(a) => serde_json::to_value(a).unwrap_or(json!({})),
+        None => json!({}),
+    };
+    if let Some(obj) = annotations.as_object_mut() {
+        obj.retain(|_, v| !v.is_null());
+        if c.read_only {
+            obj.entry("readOnlyHint").or_insert(json!(true));
+        }
+        if !obj.is_empty() {
+            t["annotations"] = annotations;
+        }
+    }
+    t
+}
+
+fn tool_error(text: String) -> Value {
+    json!({"content": [{"type": "text", "text": text}], "isError": true})
+}
+
+fn call_tool(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
+    let cap = named(ctx, params, Kind::Tool)?;
+    let args = arguments(params)?;
+    if let (true, Some(headers)) = (ctx.era.is_stateless(), ctx.headers) {
+        stateless::check_param_headers(headers, &cap.input_schema, &args)?;
+    }
+    if let Some(limit) = &cap.meta.rate_limit {
+        let bucket = format!("tool:{}:{}", cap.name, ctx.caller.principal.limit_key());
+        match crate::ledger::rate_hit(&bucket, 60, limit.per_minute) {
+            Ok(None) => {}
+            Ok(Some(retry)) => {
+                return Ok(tool_error(format!(
+                    "Rate limit of {} calls per minute reached for {}: retry in {retry} s",
+                    limit.per_minute, cap.name
+                )))
+            }
+            Err(()) => {
+                return Ok(tool_error(format!(
+                    "{} is unavailable: its rate limit cannot be checked",
+                    cap.name
+                )))
+            }
+        }
+    }
+    // Invalid argument values are the model's to fix: a tool error, not a protocol error.
+    let validator = match cap.validator() {
+        Ok(v) => v,
+        Err(e) => {
+            return Ok(tool_error(format!(
+                "{} has an unusable input schema: {e}",
+                cap.name
+            )))
+        }
+    };
+    {
+        let problems: Vec<String> = validator
+            .iter_errors(&Value::Object(args.clone()))
+            .take(10)
+            .map(|e| {
+                let at = e.instance_path().to_string();
+                if at.is_empty() {
+                    e.to_string()
+                } else {
+                    format!("{at}: {e}")
+                }
+            })
+            .collect();
+        if !problems.is_empty() {
+            return Ok(tool_error(format!(
+                "Invalid arguments for {}: {}",
+                cap.name,
+                problems.join("; ")
+            )));
+        }
+    }
+    match run(ctx, cap, &args, params, "tools/call", |r| {
+        // execute::call raises the refusal, so the call's writes are rolled back
+        tool_result(ctx, cap, r).map_err(|e| e.to_string())
+    }) {
+        Ok(result) => Ok(result),
+        Err(Stop::Reply(a)) => a,
+        Err(Stop::Failed(e)) => Ok(tool_error(e.message)),
+    }
+}
+
+/// The tools/call result for what the function returned, or why it must not be given (the call
+/// then fails and its writes are undone, see execute::call).
+fn tool_result(ctx: &Context, cap: &Capability, returned: Returned) -> Result<Value, Error> {
+    let refuse = |message: String| {
+        Err(Error::Capability {
+            message,
+            internal: false,
+            uri: None,
+        })
+    };
+    let max = ctx.registry.settings.max_result_bytes;
+    let (text, structured) = match (cap.returns, returned) {
+        (ReturnShape::ToolResult, Returned::One(Some(v))) => return Ok(v),
+        (_, Returned::Rows { rows, truncated }) => {
+            let mut s = json!({"rows": rows});
+            if truncated {
+                s["truncated"] = json!(true);
+            }
+            (s.to_string(), Some(s))
+        }
+        (ReturnShape::Json | ReturnShape::Row, Returned::One(Some(v))) => {
+            let s = if v.is_object() {
+                v
+            } else {
+                json!({"result": v})
+            };
+            (s.to_string(), Some(s))
+        }
+        (ReturnShape::Void, _) => ("OK".to_string(), None),
+        (_, Returned::One(Some(Value::String(s)))) => (s, None),
+        (_, Returned::One(Some(v))) => (v.to_string(), None),
+        (_, Returned::One(None)) => ("null".to_string(), None),
+    };
+    if text.len() + events::bytes() > max {
+        return refuse(format!(
+            "the result is {} bytes (with {} bytes of notifications), over the limit of {max} bytes",
+            text.len(),
+            events::bytes()
+        ));
+    }
+    if let (Some(v), Some(s)) = (&cap.output_validator, &structured) {
+        if !v.is_valid(s) {
+            return refuse(format!(
+                "{} returned a result that does not match its outputSchema",
+                cap.name
+            ));
+        }
+    }
+    let mut result = json!({"content": [{"type": "text", "text": text}]});
+    if let Some(s) = structured {
+        if ctx.era.has_structured_content() {
+            result["structuredContent"] = s;
+        }
+    }
+    Ok(result)
+}

@@ -21,6 +21,8 @@ mod protocol;
 mod registry;
 mod session;
 mod settings;
+mod skills;
+mod skills_archive;
 mod types;
 mod uri_template;
 
@@ -41,6 +43,11 @@ extension_sql_file!(
         principal::principal_partition,
         guards::now
     ]
+);
+extension_sql_file!(
+    "../sql/skills.sql",
+    name = "skills",
+    requires = ["state", skills::skill_unpack, skills::builtin_skill]
 );
 extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);
 

@@ -84,6 +84,8 @@ pub fn dispatch(ctx: &Context, method: &str, params: &Map<String, Value>) -> Ans
             |c| c.kind == Kind::Resource,
             resource_json,
         ),
+        "skills/list" => crate::skills::list(ctx, params),
+        "skills/get" => crate::skills::get(ctx, params),
         "resources/templates/list" => list(
             ctx,
             params,
@@ -158,6 +160,9 @@ fn capabilities(ctx: &Context) -> Value {
     if offers_completions(ctx) {
         capabilities["completions"] = json!({});
     }
+    if let Some((id, settings)) = crate::skills::capability(ctx) {
+        capabilities["extensions"] = json!({ id: settings });
+    }
     capabilities
 }
 
@@ -171,7 +176,7 @@ fn discover(ctx: &Context) -> Value {
     result
 }
 
-fn decode_cursor(params: &Map<String, Value>) -> Result<usize, RpcError> {
+pub(crate) fn decode_cursor(params: &Map<String, Value>) -> Result<usize, RpcError> {
     let Some(cursor) = params.get("cursor") else {
         return Ok(0);
     };
@@ -196,14 +201,27 @@ fn list(
     let offset = decode_cursor(params)?;
     let page = ctx.registry.settings.page_size.max(1);
     let all: Vec<&Capability> = visible(ctx, kind).collect();
-    let items: Vec<Value> = all
+    // resources/list goes on with the files of the skills the caller is served (SEP-2640)
+    let skill_files = match key {
+        "resources" => crate::skills::resources(ctx),
+        _ => vec![],
+    };
+    let mut items: Vec<Value> = all
         .iter()
         .skip(offset)
         .take(page)
         .map(|c| render(c))
         .collect();
+    let room = page - items.len();
+    items.extend(
+        skill_files
+            .iter()
+            .skip(offset.saturating_sub(all.len()))
+            .take(room)
+            .cloned(),
+    );
     let mut result = json!({ key: items });
-    if offset + page < all.len() {
+    if offset + page < all.len() + skill_files.len() {
         let cursor = format!("offset:{}", offset + page);
         result["nextCursor"] =
             json!(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(cursor));
@@ -586,6 +604,9 @@ fn read_resource(ctx: &Context, params: &Map<String, Value>) -> Answer {
         .get("uri")
         .and_then(Value::as_str)
         .ok_or_else(|| RpcError::invalid_params("Invalid params: \"uri\" must be a string"))?;
+    if let Some(answer) = crate::skills::read(ctx, uri) {
+        return answer;
+    }
     let found = visible(ctx, |c| {
         matches!(c.kind, Kind::Resource | Kind::ResourceTemplate)
     })

@@ -84,6 +84,8 @@ pub struct Registry {
     pub rls_owners: Vec<pg_sys::Oid>,
     pub capabilities: Vec<Capability>,
     pub entries: Vec<Entry>,
+    /// Installed skills, without contents (src/skills.rs).
+    pub skills: Vec<crate::skills::Skill>,
     by_name: HashMap<(String, u8), usize>,
 }
 
@@ -196,7 +198,7 @@ pub fn current() -> Rc<Registry> {
 }
 
 fn build(version: i64) -> Registry {
-    let (functions, settings_json, keys, rls_owners) = session::as_owner(|| {
+    let (functions, settings_json, keys, rls_owners, skills) = session::as_owner(|| {
         // `select`, not Spi::get_one (which runs as a write and takes a transaction id).
         let read =
             |sql: &str| Spi::connect(|c| c.select(sql, Some(1), &[])?.first().get_one::<JsonB>());
@@ -237,7 +239,7 @@ fn build(version: i64) -> Registry {
             Ok::<_, pgrx::spi::Error>(keys)
         })
         .unwrap_or_default();
-        (functions, settings, keys, rls_owners)
+        (functions, settings, keys, rls_owners, crate::skills::load())
     });
     let (settings, settings_error) = match Settings::from_json(settings_json) {
         Ok(s) => (s, None),
@@ -264,6 +266,7 @@ fn build(version: i64) -> Registry {
         rls_owners,
         capabilities: vec![],
         entries: vec![],
+        skills,
         by_name: HashMap::new(),
     };
     for f in &functions {

@@ -14,6 +14,10 @@ if [[ -n "${CHUMBO_PG_ROOT:-}" ]]; then
     cp -a "/usr/lib/postgresql/$PG_MAJOR" "$CHUMBO_PG_ROOT/usr/lib/postgresql/"
     cp -a "/usr/share/postgresql/$PG_MAJOR" "$CHUMBO_PG_ROOT/usr/share/postgresql/"
   fi
+  # pg_config reports the server headers relative to its own place: pgrx's bindgen needs them there.
+  if [[ ! -d "$CHUMBO_PG_ROOT/usr/include/postgresql" ]]; then
+    mkdir -p "$CHUMBO_PG_ROOT/usr/include" && cp -a /usr/include/postgresql "$CHUMBO_PG_ROOT/usr/include/"
+  fi
   PG_BIN="$CHUMBO_PG_ROOT/usr/lib/postgresql/$PG_MAJOR/bin"
   # cargo pgrx reads its pg_config from $PGRX_HOME/config.toml: a private one for the private copy.
   export PGRX_HOME="$CHUMBO_PG_ROOT/pgrx"

@@ -72,7 +72,7 @@ begin
             delete from chumbo.skill_files x where x.skill = skill_name;
         end if;
         insert into chumbo.skill_files (skill, path, content, sha256, size, mime_type)
-        values (f.name, f.path, f.content, f.sha256, f.size, f.mime_type);
+        values (f.name, f.path, f.content, f.digest, f.size, f.mime_type);
     end loop;
     perform chumbo._skills_changed();
     return skill_name;

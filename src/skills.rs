@@ -224,7 +224,7 @@ fn skill_unpack(
         name!(frontmatter, JsonB),
         name!(path, String),
         name!(content, Vec<u8>),
-        name!(sha256, String),
+        name!(digest, String),
         name!(size, i32),
         name!(mime_type, String),
     ),

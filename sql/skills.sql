@@ -95,7 +95,7 @@ comment on function chumbo.drop_skill(text) is 'Remove a skill, its files and it
 create function chumbo.grant_skill(name text, role regrole) returns void
 language plpgsql set search_path = pg_catalog, pg_temp as $$
 begin
-    insert into chumbo.skill_grants (skill, role) values (chumbo._skill_named(name), role)
+    insert into chumbo.skill_grants (skill, role) values (chumbo._skill_named(grant_skill.name), grant_skill.role)
     on conflict do nothing;
     perform chumbo._skills_changed();
 end $$;
@@ -105,7 +105,7 @@ comment on function chumbo.grant_skill(text, regrole) is
 create function chumbo.revoke_skill(name text, role regrole) returns void
 language plpgsql set search_path = pg_catalog, pg_temp as $$
 begin
-    delete from chumbo.skill_grants g where g.skill = chumbo._skill_named(name) and g.role = revoke_skill.role;
+    delete from chumbo.skill_grants g where g.skill = chumbo._skill_named(revoke_skill.name) and g.role = revoke_skill.role;
     perform chumbo._skills_changed();
 end $$;
 comment on function chumbo.revoke_skill(text, regrole) is 'Stop serving a skill to members of a role.';
@@ -114,7 +114,7 @@ create function chumbo.require_skill_scopes(name text, scopes text[]) returns vo
 language plpgsql set search_path = pg_catalog, pg_temp as $$
 begin
     update chumbo.skills s set scopes = coalesce(require_skill_scopes.scopes, '{}')
-     where s.name = chumbo._skill_named(name);
+     where s.name = chumbo._skill_named(require_skill_scopes.name);
     perform chumbo._skills_changed();
 end $$;
 comment on function chumbo.require_skill_scopes(text, text[]) is

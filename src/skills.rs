@@ -178,8 +178,13 @@ pub fn read(ctx: &Context, uri: &str) -> Option<Result<Value, Failure>> {
     let skill = granted(ctx).find(|s| s.name == name)?;
     let file = skill.files.iter().find(|f| f.path == path)?;
     if !has_scopes(ctx, skill) {
-        let error = RpcError::invalid_params(format!("Resource not found: {uri}"))
-            .with_data(json!({"uri": uri}));
+        // answered like a missing resource (-32002 legacy, -32602 modern), plus the scope challenge
+        let message = format!("Resource not found: {uri}");
+        let error = match ctx.modern {
+            Some(_) => RpcError::invalid_params(message),
+            None => RpcError::new(crate::jsonrpc::RESOURCE_NOT_FOUND, message),
+        }
+        .with_data(json!({"uri": uri}));
         return Some(Err(Failure {
             error,
             missing_scopes: skill.scopes.clone(),

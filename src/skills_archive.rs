@@ -25,12 +25,14 @@ const MAX_SEGMENT_BYTES: usize = 128;
 const MAX_FRONTMATTER_BYTES: usize = 64 * 1024;
 const MAX_FRONTMATTER_DEPTH: usize = 32;
 
+#[derive(Debug)]
 pub struct File {
     /// Relative to the skill's directory, `/`-separated, e.g. `references/FORMS.md`.
     pub path: String,
     pub bytes: Vec<u8>,
 }
 
+#[derive(Debug)]
 pub struct Skill {
     pub name: String,
     pub frontmatter: Map<String, Value>,

@@ -25,6 +25,8 @@ mod registry;
 mod scope;
 mod session;
 mod settings;
+mod skills;
+mod skills_archive;
 mod types;
 mod uri_template;
 
@@ -79,6 +81,11 @@ extension_sql_file!(
     "../sql/sandboxes.sql",
     name = "sandboxes",
     requires = ["settings", principal::principal_json, guards::now]
+);
+extension_sql_file!(
+    "../sql/skills.sql",
+    name = "skills",
+    requires = ["registry", skills::skill_unpack, skills::builtin_skill]
 );
 extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);
 

@@ -89,6 +89,8 @@ pub struct Registry {
     pub rls_owners: Vec<pg_sys::Oid>,
     pub capabilities: Vec<Capability>,
     pub entries: Vec<Entry>,
+    /// Installed skills, without contents (src/skills.rs).
+    pub skills: Vec<crate::skills::Skill>,
     by_name: HashMap<(String, u8), usize>,
 }
 
@@ -314,6 +316,8 @@ struct Catalog {
     settings: Value,
     keys: HashMap<String, Vec<u8>>,
     rls_owners: Vec<pg_sys::Oid>,
+    /// Installed skills, without contents (src/skills.rs).
+    skills: Vec<crate::skills::Skill>,
 }
 
 fn build(version: i64) -> Registry {
@@ -334,6 +338,7 @@ fn build(version: i64) -> Registry {
         rls_owners: catalog.rls_owners,
         capabilities: vec![],
         entries: vec![],
+        skills: catalog.skills,
         by_name: HashMap::new(),
     };
     let mut name_counts: HashMap<&str, usize> = HashMap::new();
@@ -403,6 +408,7 @@ fn read_catalog() -> Catalog {
         settings,
         keys,
         rls_owners,
+        skills: crate::skills::load(),
     }
 }
 

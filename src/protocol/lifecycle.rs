@@ -54,6 +54,9 @@ fn capabilities(ctx: &Context) -> Value {
     if offers_completions(ctx) {
         capabilities["completions"] = json!({});
     }
+    if let Some((id, settings)) = super::skills::capability(ctx) {
+        capabilities["extensions"] = json!({ id: settings });
+    }
     capabilities
 }
 

@@ -7,7 +7,7 @@ use crate::registry::Capability;
 use base64::Engine;
 use serde_json::{json, Map, Value};
 
-fn decode_cursor(params: &Map<String, Value>) -> Result<usize, Error> {
+pub(super) fn decode_cursor(params: &Map<String, Value>) -> Result<usize, Error> {
     let Some(cursor) = params.get("cursor") else {
         return Ok(0);
     };
@@ -29,22 +29,44 @@ pub(super) fn list(
     kind: impl Fn(&Capability) -> bool,
     render: fn(&Capability) -> Value,
 ) -> MethodResult {
+    list_then(ctx, params, key, kind, render, vec![])
+}
+
+/// [list], going on with `more` items after the capabilities (one offset spans both).
+pub(super) fn list_then(
+    ctx: &Context,
+    params: &Map<String, Value>,
+    key: &str,
+    kind: impl Fn(&Capability) -> bool,
+    render: fn(&Capability) -> Value,
+    more: Vec<Value>,
+) -> MethodResult {
     let offset = decode_cursor(params)?;
     let page = ctx.registry.settings.page_size.max(1);
     let all: Vec<&Capability> = visible(ctx, kind).collect();
-    let items: Vec<Value> = all
+    let mut items: Vec<Value> = all
         .iter()
         .skip(offset)
         .take(page)
         .map(|c| render(c))
         .collect();
+    let room = page - items.len();
+    items.extend(
+        more.iter()
+            .skip(offset.saturating_sub(all.len()))
+            .take(room)
+            .cloned(),
+    );
     let mut result = json!({ key: items });
-    if offset + page < all.len() {
-        let cursor = format!("offset:{}", offset + page);
-        result["nextCursor"] =
-            json!(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(cursor));
+    if offset + page < all.len() + more.len() {
+        result["nextCursor"] = next_cursor(offset + page);
     }
     Ok(result)
+}
+
+/// The opaque cursor of the page starting at `offset`.
+pub(super) fn next_cursor(offset: usize) -> Value {
+    json!(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("offset:{offset}")))
 }
 
 pub(super) fn put_opt(v: &mut Value, key: &str, value: Option<impl serde::Serialize>) {

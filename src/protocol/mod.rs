@@ -13,6 +13,7 @@ mod lifecycle;
 mod listing;
 mod prompts;
 mod resources;
+mod skills;
 pub mod stateless;
 pub mod subscriptions;
 mod tools;
@@ -38,12 +39,13 @@ type Handler = fn(&Context, &str, &Map<String, Value>) -> MethodResult;
 
 /// Every method family: its methods and its handler. (subscriptions/listen is answered by the
 /// HTTP pipeline: it opens a stream rather than returning a result.)
-const FAMILIES: [(&[&str], Handler); 5] = [
+const FAMILIES: [(&[&str], Handler); 6] = [
     (lifecycle::METHODS, lifecycle::handle),
     (tools::METHODS, tools::handle),
     (resources::METHODS, resources::handle),
     (prompts::METHODS, prompts::handle),
     (completion::METHODS, completion::handle),
+    (skills::METHODS, skills::handle),
 ];
 
 pub fn dispatch(ctx: &Context, method: &str, params: &Map<String, Value>) -> MethodResult {

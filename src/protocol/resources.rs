@@ -1,7 +1,7 @@
 //! The resources family: resources/list, resources/templates/list, resources/read.
 
 use super::call::{method_error, run, visible, Stop};
-use super::listing::{list, put_opt};
+use super::listing::{list, list_then, put_opt};
 use super::{Context, MethodResult};
 use crate::error::Error;
 use crate::execute::Returned;
@@ -17,12 +17,14 @@ pub const METHODS: &[&str] = &[
 
 pub fn handle(ctx: &Context, method: &str, params: &Map<String, Value>) -> MethodResult {
     match method {
-        "resources/list" => list(
+        // the files of the skills the caller is served follow the capability resources
+        "resources/list" => list_then(
             ctx,
             params,
             "resources",
             |c| c.kind == Kind::Resource,
             resource_json,
+            super::skills::resources(ctx),
         ),
         "resources/templates/list" => list(
             ctx,
@@ -69,6 +71,9 @@ fn read_resource(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
         .get("uri")
         .and_then(Value::as_str)
         .ok_or_else(|| Error::InvalidParams("\"uri\" must be a string".into()))?;
+    if let Some(answer) = super::skills::read(ctx, uri) {
+        return answer;
+    }
     let found = visible(ctx, |c| {
         matches!(c.kind, Kind::Resource | Kind::ResourceTemplate)
     })

@@ -185,6 +185,8 @@ pub fn decorate(method: &str, mut result: Value, ttl_ms: u64) -> Value {
                 | "resources/list"
                 | "resources/templates/list"
                 | "resources/read"
+                | "skills/list"
+                | "skills/get"
         );
         if cacheable && obj.get("resultType") == Some(&json!("complete")) {
             obj.insert(

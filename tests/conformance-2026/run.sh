@@ -14,6 +14,7 @@
 #    tests/conformance/expected-failures.yml. Then `--requirements 2025-11-25` against the same
 #    build and the same per-check baseline. tests/conformance/check-baseline.cjs decides.
 #    Results in .chumbo/conformance-2026/{2026-07-28,2025-11-25}/.
+# 5. The sep-2640-skills-* scenarios (the skills extension), each run by name: every check passes.
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../../scripts/lib.sh"     # ROOT, STATE, TEST_PORT, log/warn/die, tools/ on PATH
@@ -86,6 +87,28 @@ run() { # run REVISION [--scored-only-strict]
 # scoring (extensions, pending) are held to the baseline like everything else.
 run 2026-07-28 --scored-only-strict
 run 2025-11-25
+
+# 5. The skills extension (SEP-2640): the suite runs its scenarios only when named. The fixtures
+#    serve chumbo's own skill to anon, so every check must pass; the only skips allowed are the
+#    optional resources/directory/read checks (chumbo does not declare directoryRead).
+for scenario in sep-2640-skills-enumeration sep-2640-skills-manifest sep-2640-skills-directory; do
+  dir="$OUT/skills/$scenario"; mkdir -p "$dir"
+  "$NODE" "$SUITE/dist/index.js" server --url "$MCP_URL" --scenario "$scenario" -o "$dir" > "$dir/suite.log" 2>&1 || true
+  "$NODE" -e '
+    const fs = require("fs"), path = require("path");
+    const [dir, scenario] = process.argv.slice(1);
+    const runs = fs.readdirSync(dir).filter(d => fs.existsSync(path.join(dir, d, "checks.json")));
+    if (runs.length !== 1) { console.error(`${scenario}: no results`); process.exit(1); }
+    const checks = JSON.parse(fs.readFileSync(path.join(dir, runs[0], "checks.json"), "utf8"));
+    const bad = checks.filter(c => !(c.status === "SUCCESS" || c.status === "INFO"
+      || (c.status === "SKIPPED" && /directory/.test(c.id))));
+    const ok = checks.filter(c => c.status === "SUCCESS" && c.id.startsWith("sep-2640-")).length;
+    for (const c of bad) console.error(`  ${c.status} ${c.id}: ${c.errorMessage ?? ""}`);
+    const need = scenario.endsWith("directory") ? 0 : 1;
+    console.error(`[skills] ${scenario}: ${ok} sep-2640 checks passed, ${bad.length} not`);
+    process.exit(bad.length === 0 && ok >= need ? 0 : 1);
+  ' "$dir" "$scenario" || { status=1; warn "conformance $scenario failed (output: $dir)"; }
+done
 
 ((status == 0)) || warn "edge log: $STATE/$CHUMBO_EDGE_ID.log"
 exit "$status"

@@ -278,3 +278,10 @@ comment on function mcp.test_x_mcp_header(text) is
 revoke execute on all functions in schema mcp, conformance from public;
 grant usage on schema mcp, conformance to anon, authenticated;
 grant execute on all functions in schema mcp, conformance to anon, authenticated;
+
+------------------------------------------------------------------------------------------------
+-- sep-2640-skills-*: skills the suite discovers through skills/list (public mode: anon). chumbo's
+-- own skill, served to anon here only (the example app serves it to authenticated).
+------------------------------------------------------------------------------------------------
+
+select chumbo.grant_skill('chumbo-builder', 'anon');

@@ -5,7 +5,8 @@
 #   2. starts the edge on 127.0.0.1/::1:$E2E_PORT (default 54361), mints tokens
 #   3. node --test ts/clients.test.mjs (SDK 1.32, legacy era), pytest py/ (mcp 2.3.0: legacy and auto,
 #      which must land on 2026-07-28), node --test ts/modern.test.mjs (client 2.4.0 on 2026-07-28,
-#      subscriptions/listen fed by a COMMENT through psql), ts/state.test.mjs, ts/edge_security.test.mjs
+#      subscriptions/listen fed by a COMMENT through psql), ts/skills.test.mjs (SEP-2640 skills: the
+#      README's install block, then the client's ext/skills API in both eras), ts/state.test.mjs, ts/edge_security.test.mjs
 #      (the edge's own guarantees: Origin, RFC 9728 paths, 408, cancellation, listen re-checks, JWKS
 #      courier on a new kid, SSE framing, CHUMBO_CLIENT_IP_HEADER; it starts edges of its own on
 #      $E2E_AUX_EDGE_PORT and a JWKS server on $E2E_AUX_JWKS_PORT (free ports unless set), and uses
@@ -109,6 +110,7 @@ cd "$HERE"
 suite "typescript client" node --test --test-reporter=spec ts/clients.test.mjs
 suite "python client" "$VENV/bin/python" -m pytest -q -p no:cacheprovider py
 suite "typescript client 2.4 (2026-07-28, listen)" node --test --test-reporter=spec ts/modern.test.mjs
+suite "skills (typescript client 2.4 ext/skills, README install)" node --test --test-reporter=spec ts/skills.test.mjs
 suite "state, limits, sandboxes (typescript)" node --test --test-reporter=spec ts/state.test.mjs
 suite "edge security (typescript)" node --test --test-reporter=spec ts/edge_security.test.mjs
 # The concurrency suite checks isolation under load (32 calls in flight, about 16 per user), not

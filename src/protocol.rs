@@ -5,6 +5,7 @@ use crate::execute::{self, PublicError, Returned};
 use crate::jsonrpc::{self, RpcError, METHOD_NOT_FOUND};
 use crate::modern::Envelope;
 use crate::mrtr;
+use crate::pages;
 use crate::registry::{Caller, Capability, Kind, Registry};
 use crate::session;
 use crate::types::ReturnShape;
@@ -321,6 +322,7 @@ fn run<T>(
     args: &Map<String, Value>,
     params: &Map<String, Value>,
     method: &str,
+    window: &pages::Window,
     finish: impl FnOnce(Returned) -> Result<T, String>,
 ) -> Result<T, Stop> {
     let reply = |f: Failure| Stop::Reply(Err(f));
@@ -387,7 +389,7 @@ fn run<T>(
         cap,
         ctx.caller,
         args,
-        s.max_rows,
+        window,
         s.max_result_bytes,
         timeout_ms,
         finish,
@@ -450,7 +452,7 @@ fn arguments(params: &Map<String, Value>) -> Result<Map<String, Value>, RpcError
 
 fn call_tool(ctx: &Context, params: &Map<String, Value>) -> Answer {
     let cap = named(ctx, params, Kind::Tool)?;
-    let args = arguments(params)?;
+    let mut args = arguments(params)?;
     if let (Some(_), Some(headers)) = (ctx.modern, ctx.headers) {
         crate::modern::check_param_headers(headers, &cap.input_schema, &args)?;
     }
@@ -503,8 +505,12 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> Answer {
             )));
         }
     }
-    match run(ctx, cap, &args, params, "tools/call", |r| {
-        tool_result(ctx, cap, r)
+    let window = match pages::start(ctx.registry, ctx.caller, cap, &mut args) {
+        Ok(w) => w,
+        Err(words) => return Ok(tool_error(words)),
+    };
+    match run(ctx, cap, &args, params, "tools/call", &window, |r| {
+        tool_result(ctx, cap, &args, &window, r)
     }) {
         Ok(result) => Ok(result),
         Err(Stop::Reply(a)) => a,
@@ -514,16 +520,19 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> Answer {
 
 /// The tools/call result for what the function returned, or why it must not be given (the call
 /// then fails and its writes are undone, see execute::call).
-fn tool_result(ctx: &Context, cap: &Capability, returned: Returned) -> Result<Value, String> {
+fn tool_result(
+    ctx: &Context,
+    cap: &Capability,
+    args: &Map<String, Value>,
+    window: &pages::Window,
+    returned: Returned,
+) -> Result<Value, String> {
     let max = ctx.registry.settings.max_result_bytes;
     let (text, structured) = match (cap.returns, returned) {
         (ReturnShape::ToolResult, Returned::One(Some(v))) => return Ok(v),
-        (_, Returned::Rows { rows, truncated }) => {
-            let mut s = json!({"rows": rows});
-            if truncated {
-                s["truncated"] = json!(true);
-            }
-            (s.to_string(), Some(s))
+        (_, Returned::Rows { rows, more }) => {
+            let (text, s) = pages::result(ctx.registry, ctx.caller, cap, args, window, rows, more)?;
+            (text, Some(s))
         }
         (ReturnShape::Json | ReturnShape::Row, Returned::One(Some(v))) => {
             let s = if v.is_object() {
@@ -603,7 +612,8 @@ fn read_resource(ctx: &Context, params: &Map<String, Value>) -> Answer {
         .into_iter()
         .map(|(k, v)| (k, Value::String(v)))
         .collect();
-    let value = match run(ctx, cap, &args, params, "resources/read", Ok) {
+    let first = pages::first(cap, &ctx.registry.settings);
+    let value = match run(ctx, cap, &args, params, "resources/read", &first, Ok) {
         Ok(Returned::One(Some(v))) if !v.is_null() => v,
         Ok(_) => return Err(not_found_for(ctx, uri)),
         Err(Stop::Reply(a)) => return a,
@@ -668,7 +678,8 @@ fn get_prompt(ctx: &Context, params: &Map<String, Value>) -> Answer {
         ))
         .into());
     }
-    let value = match run(ctx, cap, &args, params, "prompts/get", Ok) {
+    let first = pages::first(cap, &ctx.registry.settings);
+    let value = match run(ctx, cap, &args, params, "prompts/get", &first, Ok) {
         Ok(Returned::One(v)) => v.unwrap_or(Value::Null),
         Ok(Returned::Rows { .. }) => Value::Null,
         Err(Stop::Reply(a)) => return a,

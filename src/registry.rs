@@ -294,7 +294,7 @@ fn reflect(f: &Value, overloaded: bool) -> (Entry, Option<Capability>) {
     let (description, meta) = metadata::parse_comment(f["comment"].as_str());
     let mut problems = vec![];
     let mut warnings = vec![];
-    let meta = meta.unwrap_or_else(|e| {
+    let mut meta = meta.unwrap_or_else(|e| {
         problems.push(e);
         Metadata::default()
     });
@@ -461,6 +461,11 @@ fn reflect(f: &Value, overloaded: bool) -> (Entry, Option<Capability>) {
     let returns_set = f["returns_set"] == true;
     if kind != Kind::Tool && returns_set {
         problems.push(format!("a {} must not return a set", kind.as_str()));
+    }
+    let param_names: Vec<String> = params.iter().map(|p| p.name.clone()).collect();
+    problems.extend(crate::pages::check(&meta, returns_set, returns, &param_names));
+    if kind == Kind::Tool && returns_set {
+        crate::pages::extend_schemas(&mut input_schema, meta.output_schema.as_mut());
     }
     let output_validator = match &meta.output_schema {
         None => None,

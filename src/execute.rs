@@ -2,9 +2,9 @@
 //! PostgreSQL's own input functions (as PostgREST does), the function called by its catalog name,
 //! as the caller's role, in a subtransaction. No value ever becomes SQL text.
 
+use crate::pages::{Position, Window};
 use crate::registry::{Caller, Capability};
 use crate::session::{self, CaughtSqlError};
-use crate::pages::{Position, Window};
 use crate::types::ReturnShape;
 use pgrx::prelude::*;
 use pgrx::JsonB;

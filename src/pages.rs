@@ -52,7 +52,12 @@ pub fn is_paged(cap: &Capability) -> bool {
 }
 
 /// Problems with a capability's paging metadata, for doctor (the capability is then hidden).
-pub fn check(meta: &Metadata, returns_set: bool, returns: ReturnShape, params: &[String]) -> Vec<String> {
+pub fn check(
+    meta: &Metadata,
+    returns_set: bool,
+    returns: ReturnShape,
+    params: &[String],
+) -> Vec<String> {
     let mut problems = vec![];
     if returns_set && params.iter().any(|p| p == CURSOR) {
         problems.push(format!(
@@ -61,7 +66,8 @@ pub fn check(meta: &Metadata, returns_set: bool, returns: ReturnShape, params: &
     }
     let paging_keys = meta.page.is_some() || meta.order_by.is_some() || meta.text.is_some();
     if paging_keys && !returns_set {
-        problems.push("\"page\", \"orderBy\" and \"text\" apply to set-returning tools only".into());
+        problems
+            .push("\"page\", \"orderBy\" and \"text\" apply to set-returning tools only".into());
     }
     if let Some(keys) = &meta.order_by {
         if keys.is_empty() {
@@ -162,7 +168,8 @@ pub fn verify(
 ) -> Result<Position, String> {
     let tool = b.tool;
     let restart = format!("call {tool} without \"{CURSOR}\" to start from the first page");
-    let invalid = || format!("Invalid cursor for {tool}: it is not a cursor this server issued; {restart}.");
+    let invalid =
+        || format!("Invalid cursor for {tool}: it is not a cursor this server issued; {restart}.");
     let text = cursor.as_str().ok_or_else(invalid)?;
     if text.len() > MAX_CURSOR_BYTES {
         return Err(invalid());
@@ -184,9 +191,13 @@ pub fn verify(
     if p["x"].as_i64().unwrap_or(0) < crate::guards::now_unix() {
         return Err(format!("The cursor for {tool} has expired; {restart}."));
     }
-    let stale = || format!("The cursor for {tool} no longer fits the tool (its paging changed); {restart}.");
+    let stale = || {
+        format!("The cursor for {tool} no longer fits the tool (its paging changed); {restart}.")
+    };
     match (&p["o"], &p["k"], order_by.is_empty()) {
-        (Value::Number(n), Value::Null, true) => n.as_u64().map(Position::Offset).ok_or_else(invalid),
+        (Value::Number(n), Value::Null, true) => {
+            n.as_u64().map(Position::Offset).ok_or_else(invalid)
+        }
         (Value::Null, Value::Object(k), false)
             if k.len() == order_by.len() && order_by.iter().all(|c| k.contains_key(c)) =>
         {
@@ -229,7 +240,10 @@ pub fn window(cap: &Capability, s: &crate::settings::Settings, position: Positio
     let page = cap.meta.page.clone().unwrap_or_default();
     Window {
         rows: page.rows.unwrap_or(s.page_rows).clamp(1, s.max_rows.max(1)),
-        bytes: page.bytes.unwrap_or(s.page_bytes).clamp(1, s.max_result_bytes.max(1)),
+        bytes: page
+            .bytes
+            .unwrap_or(s.page_bytes)
+            .clamp(1, s.max_result_bytes.max(1)),
         position,
         order_by: cap.meta.order_by.clone().unwrap_or_default(),
     }

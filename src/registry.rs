@@ -463,7 +463,12 @@ fn reflect(f: &Value, overloaded: bool) -> (Entry, Option<Capability>) {
         problems.push(format!("a {} must not return a set", kind.as_str()));
     }
     let param_names: Vec<String> = params.iter().map(|p| p.name.clone()).collect();
-    problems.extend(crate::pages::check(&meta, returns_set, returns, &param_names));
+    problems.extend(crate::pages::check(
+        &meta,
+        returns_set,
+        returns,
+        &param_names,
+    ));
     if kind == Kind::Tool && returns_set {
         crate::pages::extend_schemas(&mut input_schema, meta.output_schema.as_mut());
     }

@@ -105,8 +105,14 @@ mod tests {
 
     #[pgrx::pg_test]
     fn flat_rows_are_a_table() {
-        let r = vec![json!({"id": 1, "name": "a|b"}), json!({"id": 2, "name": null})];
-        assert_eq!(rows(&r), "| id | name |\n| --- | --- |\n| 1 | a\\|b |\n| 2 |  |");
+        let r = vec![
+            json!({"id": 1, "name": "a|b"}),
+            json!({"id": 2, "name": null}),
+        ];
+        assert_eq!(
+            rows(&r),
+            "| id | name |\n| --- | --- |\n| 1 | a\\|b |\n| 2 |  |"
+        );
     }
 
     #[pgrx::pg_test]

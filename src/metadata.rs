@@ -75,7 +75,7 @@ pub struct PageMeta {
     /// Rows in one page (at most the setting `max_rows`).
     #[schemars(range(min = 1))]
     pub rows: Option<usize>,
-    /// Bytes of row JSON in one page (at most the setting `max_result_bytes`).
+    /// Bytes of row JSON in one page (at most half the setting `max_result_bytes`).
     #[schemars(range(min = 1))]
     pub bytes: Option<usize>,
 }

@@ -240,10 +240,11 @@ pub fn window(cap: &Capability, s: &crate::settings::Settings, position: Positio
     let page = cap.meta.page.clone().unwrap_or_default();
     Window {
         rows: page.rows.unwrap_or(s.page_rows).clamp(1, s.max_rows.max(1)),
+        // Half the result's hard bound at most: the text block adds the next call to the rows.
         bytes: page
             .bytes
             .unwrap_or(s.page_bytes)
-            .clamp(1, s.max_result_bytes.max(1)),
+            .clamp(1, (s.max_result_bytes / 2).max(1)),
         position,
         order_by: cap.meta.order_by.clone().unwrap_or_default(),
     }

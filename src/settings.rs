@@ -63,7 +63,7 @@ pub struct Settings {
     /// `@mcp {"page": {"rows": N}}`); never more than `max_rows`.
     pub page_rows: usize,
     /// Bytes of row JSON in one page of a set-returning tool (`@mcp {"page": {"bytes": N}}`);
-    /// never more than `max_result_bytes`. A page holds at least one row.
+    /// never more than half of `max_result_bytes`. A page holds at least one row.
     pub page_bytes: usize,
     /// How long a page cursor stays valid, in seconds.
     pub cursor_ttl_seconds: u64,

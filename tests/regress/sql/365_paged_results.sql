@@ -57,7 +57,7 @@ grant execute on all functions in schema mcp to authenticated;
 create function pg_temp.call(claims jsonb, tool text, args jsonb default '{}') returns jsonb language sql as $$
   select regexp_replace(regexp_replace((chumbo.handle(jsonb_build_object('jsonrpc', '2.0', 'id', 1, 'method', 'tools/call',
     'params', jsonb_build_object('name', tool, 'arguments', args)), claims) -> 'result')::text,
-    'trace id [0-9a-f]{16}', 'trace id <masked>', 'g'), '"[A-Za-z0-9_-]{40,}\.[A-Za-z0-9_-]{43}"', '"<cursor>"', 'g')::jsonb $$;
+    'trace id [0-9a-f]{16}', 'trace id <masked>', 'g'), '[A-Za-z0-9_-]{40,}\.[A-Za-z0-9_-]{43}', '<cursor>', 'g')::jsonb $$;
 create function pg_temp.raw(claims jsonb, call jsonb) returns jsonb language sql as $$
   select chumbo.handle(jsonb_build_object('jsonrpc', '2.0', 'id', 1, 'method', 'tools/call', 'params', call), claims) -> 'result' $$;
 -- follows next_call to the end: pages, ids in order, largest page (rows), largest page's body bytes
@@ -169,13 +169,16 @@ select chumbo.configure('{"page_bytes": null, "page_rows": 4}') ->> 'page_rows' 
 select pages, cardinality(ids) as n, largest_page from pg_temp.walk(:'alice', 'items', '{"label_like": "item 1%"}');
 select chumbo.configure('{"page_rows": null}') ->> 'page_rows' as default_page_rows;
 \set ON_ERROR_STOP 0
+savepoint s;
 select chumbo.configure('{"page_rows": 0}');
+rollback to savepoint s;
 select chumbo.configure('{"cursor_ttl_seconds": 0}');
+rollback to savepoint s;
 \set ON_ERROR_STOP 1
 
 -- readable text: narrow flat rows as a Markdown table, wide rows as JSON lines (the smaller);
 -- structuredContent keeps the exact JSON
-select pg_temp.call(:'alice', 'wide', '{"n": 2, "width": 3}') -> 'content' as narrow;
+select pg_temp.call(:'alice', 'wide', '{"n": 10, "width": 3}') #>> '{content,0,text}' as narrow;
 select left(r #>> '{content,0,text}', 12) as wide_starts, r #> '{structuredContent,rows,0,id}' as exact_id
   from pg_temp.call(:'alice', 'wide', '{"n": 2, "width": 300}') r;
 -- the tool's own renderer runs as the caller (Alice's rows only); its failure is an isError result

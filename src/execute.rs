@@ -105,6 +105,7 @@ pub fn call<T>(
         Position::After(key) => (0, Some(JsonB(Value::Object(key.clone())))),
     };
     let (page_rows, page_bytes) = (window.rows, window.bytes);
+    let max_bytes = max_bytes.saturating_sub(window.reserve);
     let returns_set = cap.returns_set;
     session::run_as_caller(caller.role_oid, &caller.claims, timeout_ms, move || {
         let returned = Spi::connect_mut(|client| {

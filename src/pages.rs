@@ -44,7 +44,12 @@ pub struct Window {
     pub position: Position,
     /// Keyset columns (empty: offset paging).
     pub order_by: Vec<String>,
+    /// Bytes of the result's hard bound kept free of rows for the words of the next call.
+    pub reserve: usize,
 }
+
+/// Room for the page's footer: the words, a cursor, and the arguments once more.
+const FOOTER_BYTES: usize = 1024;
 
 /// Whether `cap` is paged: every set-returning tool is.
 pub fn is_paged(cap: &Capability) -> bool {
@@ -247,6 +252,7 @@ pub fn window(cap: &Capability, s: &crate::settings::Settings, position: Positio
             .clamp(1, (s.max_result_bytes / 2).max(1)),
         position,
         order_by: cap.meta.order_by.clone().unwrap_or_default(),
+        reserve: FOOTER_BYTES,
     }
 }
 
@@ -347,8 +353,12 @@ pub fn start(
     if !is_paged(cap) {
         return Ok(first(cap, s));
     }
+    let reserve = FOOTER_BYTES + Value::Object(args.clone()).to_string().len();
     let Some(cursor) = args.remove(CURSOR) else {
-        return Ok(first(cap, s));
+        return Ok(Window {
+            reserve,
+            ..first(cap, s)
+        });
     };
     let principal = caller.principal.digest().to_string();
     let b = Binding {
@@ -358,7 +368,10 @@ pub fn start(
     };
     let order_by = cap.meta.order_by.clone().unwrap_or_default();
     let position = verify(cursor_base_key(registry), &cursor, &b, &order_by)?;
-    Ok(window(cap, s, position))
+    Ok(Window {
+        reserve,
+        ..window(cap, s, position)
+    })
 }
 
 fn cursor_base_key(registry: &crate::registry::Registry) -> &[u8] {

@@ -47,6 +47,10 @@ create function mcp.render_missing() returns setof public.paged_items
 comment on function mcp.render_missing() is '@mcp {"text": "public.no_such_renderer"}';
 create function mcp.hinted() returns setof int language plpgsql stable
   as $$ begin raise exception 'no project selected' using hint = 'call list_projects first and pass a project_id'; end $$;
+create function mcp.typed_items() returns setof public.paged_items
+  language sql stable as $$ select * from public.paged_items order by id limit 5 $$;
+comment on function mcp.typed_items() is '@mcp {"page": {"rows": 2}, "outputSchema": {"type": "object",
+  "properties": {"rows": {"type": "array", "items": {"type": "object"}}}, "required": ["rows"], "additionalProperties": false}}';
 -- paging metadata on a function that returns no set, and a set-returning one with a "cursor" parameter
 create function mcp.keyed_scalar() returns int language sql stable as $$ select 1 $$;
 comment on function mcp.keyed_scalar() is '@mcp {"orderBy": ["id"]}';
@@ -88,6 +92,12 @@ select jsonb_path_query_first(chumbo.handle('{"jsonrpc":"2.0","id":1,"method":"t
          '$.result.tools[*] ? (@.name == "items").inputSchema') as items_input_schema;
 select "function", state, reasons from chumbo.doctor()
  where "function" in ('mcp.keyed_scalar()', 'mcp.own_cursor(text)') order by 1;
+
+-- a declared outputSchema of a paged tool is published with next_cursor and next_call, and every
+-- page conforms to it
+select array(select jsonb_object_keys(jsonb_path_query_first(chumbo.handle('{"jsonrpc":"2.0","id":1,"method":"tools/list"}', :'alice'),
+         '$.result.tools[*] ? (@.name == "typed_items").outputSchema.properties')) order by 1) as published_properties;
+select pages, ids, largest_page from pg_temp.walk(:'alice', 'typed_items');
 
 -- the first page: 50 rows, the cursor, the exact next call, and the same in words
 select jsonb_array_length(r #> '{structuredContent,rows}') as rows, r #> '{structuredContent,next_cursor}' as next_cursor,

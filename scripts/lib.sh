@@ -14,6 +14,12 @@ if [[ -n "${CHUMBO_PG_ROOT:-}" ]]; then
     cp -a "/usr/lib/postgresql/$PG_MAJOR" "$CHUMBO_PG_ROOT/usr/lib/postgresql/"
     cp -a "/usr/share/postgresql/$PG_MAJOR" "$CHUMBO_PG_ROOT/usr/share/postgresql/"
   fi
+  # The relocated pg_config names ROOT/usr/include for the server headers, which pgrx's bindgen
+  # needs whenever pgrx-pg-sys is built anew (e.g. a debug build): the system's, unchanged.
+  if [[ ! -e "$CHUMBO_PG_ROOT/usr/include/postgresql" ]]; then
+    mkdir -p "$CHUMBO_PG_ROOT/usr/include"
+    ln -s /usr/include/postgresql "$CHUMBO_PG_ROOT/usr/include/postgresql"
+  fi
   PG_BIN="$CHUMBO_PG_ROOT/usr/lib/postgresql/$PG_MAJOR/bin"
   # cargo pgrx reads its pg_config from $PGRX_HOME/config.toml: a private one for the private copy.
   export PGRX_HOME="$CHUMBO_PG_ROOT/pgrx"

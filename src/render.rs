@@ -104,15 +104,23 @@ mod tests {
     use serde_json::json;
 
     #[pgrx::pg_test]
-    fn flat_rows_are_a_table() {
+    fn table_cells_are_escaped() {
         let r = vec![
-            json!({"id": 1, "name": "a|b"}),
+            json!({"id": 1, "name": "a|b\nc"}),
             json!({"id": 2, "name": null}),
         ];
         assert_eq!(
-            rows(&r),
-            "| id | name |\n| --- | --- |\n| 1 | a\\|b |\n| 2 |  |"
+            markdown(&r).unwrap(),
+            "| id | name |\n| --- | --- |\n| 1 | a\\|b<br>c |\n| 2 |  |"
         );
+    }
+
+    /// The smaller text wins: a table once its header pays for itself.
+    #[pgrx::pg_test]
+    fn many_flat_rows_are_a_table() {
+        let r: Vec<Value> = (1..=20).map(|i| json!({"id": i, "name": "n"})).collect();
+        assert!(rows(&r).starts_with("| id | name |"));
+        assert!(rows(&r[..1]).starts_with('{'));
     }
 
     #[pgrx::pg_test]

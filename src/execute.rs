@@ -2,6 +2,7 @@
 //! PostgreSQL's own input functions (as PostgREST does), the function called by its catalog name,
 //! as the caller's role, in a subtransaction. No value ever becomes SQL text.
 
+use crate::pages::{Position, Window};
 use crate::registry::{Caller, Capability};
 use crate::session::{self, CaughtSqlError};
 use crate::types::ReturnShape;
@@ -17,11 +18,11 @@ pub fn quote_ident(s: &str) -> String {
 pub enum Returned {
     /// A non-set function's value, as JSON (SQL NULL → None).
     One(Option<Value>),
-    /// A set-returning function's rows, bounded by rows and bytes.
-    Rows { rows: Vec<Value>, truncated: bool },
+    /// One page of a set-returning function's rows (see pages.rs), and whether more remain.
+    Rows { rows: Vec<Value>, more: bool },
 }
 
-fn call_sql(cap: &Capability, args: &Map<String, Value>) -> String {
+fn call_sql(cap: &Capability, args: &Map<String, Value>, window: &Window) -> String {
     let present: Vec<_> = cap
         .params
         .iter()
@@ -71,13 +72,14 @@ fn call_sql(cap: &Capability, args: &Map<String, Value>) -> String {
         }
     };
     if cap.returns_set {
-        format!("select {value} from {from} limit $2")
+        crate::pages::page_sql(value, &from, window)
     } else {
         format!("select {value} from {from}")
     }
 }
 
-/// Runs `cap` for `caller` with already-validated `args`, within `timeout_ms`, and turns what it
+/// Runs `cap` for `caller` with already-validated `args`, within `timeout_ms` (a set-returning
+/// one for the page `window`, its events within `max_bytes`), and turns what it
 /// returned into the answer with `finish` while still inside the call's subtransaction: when
 /// `finish` rejects the result (too large, not matching the outputSchema), the call fails and
 /// its writes are rolled back, so a caller told "failed" never has to fear a double write.
@@ -85,22 +87,34 @@ pub fn call<T>(
     cap: &Capability,
     caller: &Caller,
     args: &Map<String, Value>,
-    max_rows: usize,
+    window: &Window,
     max_bytes: usize,
     timeout_ms: u64,
     finish: impl FnOnce(Returned) -> Result<T, String>,
 ) -> Result<T, CaughtSqlError> {
-    let sql = call_sql(cap, args);
+    let sql = call_sql(cap, args, window);
     let args_json = JsonB(Value::Object(args.clone()));
-    let limit = (max_rows + 1) as i64;
+    // One row more than the page shows: whether another page follows.
+    let limit = (window.rows + 1) as i64;
+    let (offset, after) = match &window.position {
+        Position::Offset(n) => (*n as i64, None),
+        Position::After(key) => (0, Some(JsonB(Value::Object(key.clone())))),
+    };
+    let (page_rows, page_bytes) = (window.rows, window.bytes);
+    let max_bytes = max_bytes.saturating_sub(window.reserve);
     let returns_set = cap.returns_set;
     session::run_as_caller(caller.role_oid, &caller.claims, timeout_ms, move || {
         let returned = Spi::connect_mut(|client| {
             let table = session::run_kept(
                 client,
                 &sql,
-                &[pgrx::pg_sys::JSONBOID, pgrx::pg_sys::INT8OID],
-                &[args_json.into(), limit.into()],
+                &[
+                    pgrx::pg_sys::JSONBOID,
+                    pgrx::pg_sys::INT8OID,
+                    pgrx::pg_sys::INT8OID,
+                    pgrx::pg_sys::JSONBOID,
+                ],
+                &[args_json.into(), limit.into(), offset.into(), after.into()],
             )?;
             if !returns_set {
                 let mut one = None;
@@ -109,20 +123,20 @@ pub fn call<T>(
                 }
                 return Ok::<_, pgrx::spi::Error>(Returned::One(one));
             }
-            // Leave room for the {"rows": …, "truncated": true} around the rows; the events the
-            // call raised count against the same bound.
-            let row_budget = max_bytes.saturating_sub(64);
-            let (mut rows, mut bytes, mut truncated) = (vec![], 0usize, false);
+            // A page holds at least one row (else a row wider than the page could never be
+            // read); the events the call raised count against the result's hard bound.
+            let (mut rows, mut bytes, mut more) = (vec![], 0usize, false);
             for row in table {
                 let v = row.get::<JsonB>(1)?.map(|j| j.0).unwrap_or(Value::Null);
                 bytes += v.to_string().len() + 1;
-                if rows.len() >= max_rows || bytes + crate::events::bytes() > row_budget {
-                    truncated = true;
+                let full = rows.len() >= page_rows || bytes > page_bytes;
+                if !rows.is_empty() && (full || bytes + crate::events::bytes() > max_bytes) {
+                    more = true;
                     break;
                 }
                 rows.push(v);
             }
-            Ok(Returned::Rows { rows, truncated })
+            Ok(Returned::Rows { rows, more })
         });
         match returned.map(finish) {
             Ok(Ok(v)) => Ok(v),
@@ -207,7 +221,11 @@ pub fn public_error(e: &CaughtSqlError, trace_id: &str) -> PublicError {
     };
     match text {
         Some(t) => PublicError {
-            message: format!("{t} (trace id {trace_id})"),
+            // Only the application's own errors carry their hint (PostgreSQL's name objects).
+            message: match e.hint.as_deref().filter(|h| e.authored && !h.is_empty()) {
+                Some(h) => format!("{t} (trace id {trace_id})\nNext step: {h}"),
+                None => format!("{t} (trace id {trace_id})"),
+            },
             internal: false,
         },
         None => PublicError {
@@ -227,6 +245,7 @@ mod tests {
             sqlstate: sqlstate.into(),
             message: message.into(),
             authored,
+            hint: None,
         };
         public_error(&e, "0123456789abcdef")
     }

@@ -58,6 +58,26 @@ pub struct Metadata {
     #[serde(rename = "timeoutMs")]
     #[schemars(range(min = 1))]
     pub timeout_ms: Option<u64>,
+    /// Page size of a set-returning tool (defaults: the settings `page_rows`, `page_bytes`).
+    pub page: Option<PageMeta>,
+    /// Keyset paging for a set-returning tool: result columns whose values, in this order,
+    /// identify a row (ascending, not null, the last one unique). Without it pages are offsets.
+    #[serde(rename = "orderBy")]
+    pub order_by: Option<Vec<String>>,
+    /// "schema.function" `(rows jsonb) returns text` that writes the text block of a
+    /// set-returning tool's page, run as the caller (default: a Markdown table or JSON lines).
+    pub text: Option<String>,
+}
+
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PageMeta {
+    /// Rows in one page (at most the setting `max_rows`).
+    #[schemars(range(min = 1))]
+    pub rows: Option<usize>,
+    /// Bytes of row JSON in one page (at most half the setting `max_result_bytes`).
+    #[schemars(range(min = 1))]
+    pub bytes: Option<usize>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]

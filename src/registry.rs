@@ -297,6 +297,9 @@ enum Problem {
     InvalidOutputSchema,
     #[error("inputSchema is not a valid JSON Schema: {0}")]
     InvalidInputSchema(String),
+    /// Paging metadata that cannot work (src/pages.rs says why).
+    #[error("{0}")]
+    Paging(String),
 }
 
 const WARN_PRIVILEGED: &str =
@@ -445,15 +448,16 @@ struct Declared {
 /// Steps 2 and 3 for one function: its entry, and its capability when nothing is wrong.
 fn reflect(f: &ReflectedFunction, overloaded: bool) -> (Entry, Option<Capability>) {
     let mut found = Findings::default();
-    let declared = declare(f, &mut found);
+    let mut declared = declare(f, &mut found);
     check_function(f, &declared, overloaded, &mut found);
-    let (params, input_schema) = parameters(f, &declared.meta, &mut found);
+    let (params, mut input_schema) = parameters(f, &declared.meta, &mut found);
     if let Some(t) = &declared.template {
         check_template(t, &params, &mut found);
     }
     if declared.kind != Kind::Tool && f.returns_set {
         found.problems.push(Problem::ReturnsSet(declared.kind));
     }
+    check_paging(f, &mut declared, &params, &mut input_schema, &mut found);
     let output_validator = output_validator(&declared.meta, &mut found);
     // Derived schemas are valid by construction; a declared one is checked now, for doctor.
     if declared.meta.input_schema.is_some() {
@@ -498,6 +502,25 @@ fn reflect(f: &ReflectedFunction, overloaded: bool) -> (Entry, Option<Capability
 }
 
 /// Step 2: the @mcp metadata, the resource URI template and the kind they make.
+/// Set-returning tools page (src/pages.rs): their paging metadata is checked, and a `cursor`
+/// argument (and `next_cursor`/`next_call` in a declared output schema) is added to their schemas.
+fn check_paging(
+    f: &ReflectedFunction,
+    declared: &mut Declared,
+    params: &[Param],
+    input_schema: &mut Value,
+    found: &mut Findings,
+) {
+    let names: Vec<String> = params.iter().map(|p| p.name.clone()).collect();
+    let returns = types::return_shape(&f.return_type);
+    for p in crate::pages::check(&declared.meta, f.returns_set, returns, &names) {
+        found.problems.push(Problem::Paging(p));
+    }
+    if declared.kind == Kind::Tool && f.returns_set {
+        crate::pages::extend_schemas(input_schema, declared.meta.output_schema.as_mut());
+    }
+}
+
 fn declare(f: &ReflectedFunction, found: &mut Findings) -> Declared {
     let (description, meta) = metadata::parse_comment(f.comment.as_deref());
     let meta = meta.unwrap_or_else(|e| {

@@ -64,6 +64,8 @@ pub struct CaughtSqlError {
     /// Raised by the application's own code (PL/pgSQL `RAISE`/`ASSERT`) or by chumbo itself:
     /// the only messages that may reach the model as they are.
     pub authored: bool,
+    /// The error's HINT (`RAISE ... USING HINT`): a next step the application suggests.
+    pub hint: Option<String>,
 }
 
 impl CaughtSqlError {
@@ -72,6 +74,7 @@ impl CaughtSqlError {
             sqlstate: "XX000".into(),
             message: message.into(),
             authored: false,
+            hint: None,
         }
     }
 }
@@ -104,6 +107,7 @@ fn caught(e: &pgrx::pg_sys::panic::CaughtError) -> CaughtSqlError {
             CaughtSqlError {
                 sqlstate: sqlstate_of(r.sql_error_code()),
                 authored: plpgsql || ours,
+                hint: r.hint().map(String::from),
                 message,
             }
         }

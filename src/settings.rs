@@ -59,6 +59,14 @@ pub struct Settings {
     pub max_rows: usize,
     /// Page size of the list methods.
     pub page_size: usize,
+    /// Rows in one page of a set-returning tool (a tool may set its own with
+    /// `@mcp {"page": {"rows": N}}`); never more than `max_rows`.
+    pub page_rows: usize,
+    /// Bytes of row JSON in one page of a set-returning tool (`@mcp {"page": {"bytes": N}}`);
+    /// never more than half of `max_result_bytes`. A page holds at least one row.
+    pub page_bytes: usize,
+    /// How long a page cursor stays valid, in seconds.
+    pub cursor_ttl_seconds: u64,
     /// Allowed request body size for chumbo.http, in bytes.
     pub max_body_bytes: usize,
     /// Optional `instructions` sent in the initialize result.
@@ -99,6 +107,9 @@ impl Default for Settings {
             max_result_bytes: 1 << 20,
             max_rows: 1000,
             page_size: 100,
+            page_rows: 50,
+            page_bytes: 32 << 10,
+            cursor_ttl_seconds: 3600,
             max_body_bytes: 4 << 20,
             instructions: None,
             rate_limit_per_minute: None,
@@ -185,6 +196,17 @@ impl Settings {
         }
         if s.call_timeout_ms == 0 {
             return Err("invalid chumbo settings: call_timeout_ms must be at least 1 (every call has a time bound)".into());
+        }
+        for (name, value) in [
+            ("page_rows", s.page_rows as u64),
+            ("page_bytes", s.page_bytes as u64),
+            ("cursor_ttl_seconds", s.cursor_ttl_seconds),
+        ] {
+            if value == 0 {
+                return Err(format!(
+                    "invalid chumbo settings: {name} must be at least 1"
+                ));
+            }
         }
         Ok(s)
     }

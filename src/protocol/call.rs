@@ -5,6 +5,7 @@ use super::{Context, MethodResult};
 use crate::error::Error;
 use crate::execute::{self, PublicError, Returned};
 use crate::mrtr;
+use crate::pages;
 use crate::registry::{Capability, Kind};
 use crate::session;
 use serde_json::{json, Map, Value};
@@ -70,6 +71,7 @@ pub(super) fn run<T>(
     args: &Map<String, Value>,
     params: &Map<String, Value>,
     method: &str,
+    window: &pages::Window,
     finish: impl FnOnce(Returned) -> Result<T, String>,
 ) -> Result<T, Stop> {
     let reply = |e: Error| Stop::Reply(Err(e));
@@ -130,7 +132,7 @@ pub(super) fn run<T>(
         cap,
         ctx.caller,
         args,
-        s.max_rows,
+        window,
         s.max_result_bytes,
         timeout_ms,
         finish,

@@ -5,6 +5,7 @@ use super::listing::{list, put_opt};
 use super::{Context, MethodResult};
 use crate::error::Error;
 use crate::execute::Returned;
+use crate::pages;
 use crate::registry::{Capability, Kind};
 use crate::session;
 use pgrx::prelude::*;
@@ -68,7 +69,8 @@ fn get_prompt(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
             p.name
         )));
     }
-    let value = match run(ctx, cap, &args, params, "prompts/get", Ok) {
+    let first = pages::first(cap, &ctx.registry.settings);
+    let value = match run(ctx, cap, &args, params, "prompts/get", &first, Ok) {
         Ok(Returned::One(v)) => v.unwrap_or(Value::Null),
         Ok(Returned::Rows { .. }) => Value::Null,
         Err(Stop::Reply(a)) => return a,

@@ -5,6 +5,7 @@ use super::listing::{list, list_then, put_opt};
 use super::{Context, MethodResult};
 use crate::error::Error;
 use crate::execute::Returned;
+use crate::pages;
 use crate::registry::{Capability, Kind};
 use crate::types::ReturnShape;
 use serde_json::{json, Map, Value};
@@ -88,7 +89,8 @@ fn read_resource(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
         .into_iter()
         .map(|(k, v)| (k, Value::String(v)))
         .collect();
-    let value = match run(ctx, cap, &args, params, "resources/read", Ok) {
+    let first = pages::first(cap, &ctx.registry.settings);
+    let value = match run(ctx, cap, &args, params, "resources/read", &first, Ok) {
         Ok(Returned::One(Some(v))) if !v.is_null() => v,
         Ok(_) => return Err(not_found(ctx, uri, vec![])),
         Err(Stop::Reply(a)) => return a,

@@ -6,6 +6,7 @@ use super::{stateless, Context, MethodResult};
 use crate::error::Error;
 use crate::events;
 use crate::execute::Returned;
+use crate::pages;
 use crate::registry::{Capability, Kind};
 use crate::types::ReturnShape;
 use serde_json::{json, Map, Value};
@@ -47,7 +48,7 @@ fn tool_error(text: String) -> Value {
 
 fn call_tool(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
     let cap = named(ctx, params, Kind::Tool)?;
-    let args = arguments(params)?;
+    let mut args = arguments(params)?;
     if let (true, Some(headers)) = (ctx.era.is_stateless(), ctx.headers) {
         stateless::check_param_headers(headers, &cap.input_schema, &args)?;
     }
@@ -100,9 +101,14 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
             )));
         }
     }
-    match run(ctx, cap, &args, params, "tools/call", |r| {
+    // a paged tool's `cursor` argument becomes the page window (src/pages.rs)
+    let window = match pages::start(ctx.registry, ctx.caller, cap, &mut args) {
+        Ok(w) => w,
+        Err(words) => return Ok(tool_error(words)),
+    };
+    match run(ctx, cap, &args, params, "tools/call", &window, |r| {
         // execute::call raises the refusal, so the call's writes are rolled back
-        tool_result(ctx, cap, r).map_err(|e| e.to_string())
+        tool_result(ctx, cap, &args, &window, r).map_err(|e| e.to_string())
     }) {
         Ok(result) => Ok(result),
         Err(Stop::Reply(a)) => a,
@@ -112,7 +118,13 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
 
 /// The tools/call result for what the function returned, or why it must not be given (the call
 /// then fails and its writes are undone, see execute::call).
-fn tool_result(ctx: &Context, cap: &Capability, returned: Returned) -> Result<Value, Error> {
+fn tool_result(
+    ctx: &Context,
+    cap: &Capability,
+    args: &Map<String, Value>,
+    window: &pages::Window,
+    returned: Returned,
+) -> Result<Value, Error> {
     let refuse = |message: String| {
         Err(Error::Capability {
             message,
@@ -123,12 +135,13 @@ fn tool_result(ctx: &Context, cap: &Capability, returned: Returned) -> Result<Va
     let max = ctx.registry.settings.max_result_bytes;
     let (text, structured) = match (cap.returns, returned) {
         (ReturnShape::ToolResult, Returned::One(Some(v))) => return Ok(v),
-        (_, Returned::Rows { rows, truncated }) => {
-            let mut s = json!({"rows": rows});
-            if truncated {
-                s["truncated"] = json!(true);
-            }
-            (s.to_string(), Some(s))
+        (_, Returned::Rows { rows, more }) => {
+            let (text, s) =
+                match pages::result(ctx.registry, ctx.caller, cap, args, window, rows, more) {
+                    Ok(page) => page,
+                    Err(message) => return refuse(message),
+                };
+            (text, Some(s))
         }
         (ReturnShape::Json | ReturnShape::Row, Returned::One(Some(v))) => {
             let s = if v.is_object() {

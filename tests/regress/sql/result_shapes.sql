@@ -1,5 +1,6 @@
 -- Result shapes and bounds: jsonb → structuredContent (+ the JSON as text); a non-object is
--- wrapped; rows are bounded by max_rows and max_result_bytes and marked truncated; an oversized
+-- wrapped; rows are bounded by max_rows and max_result_bytes and continued by a cursor (paging
+-- itself: 365_paged_results); an oversized
 -- scalar is a tool error; a declared outputSchema is enforced; an invalid one hides the tool.
 begin;
 \set alice '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}'
@@ -26,11 +27,14 @@ select pg_temp.call('nothing') as void_result;
 select jsonb_array_length(pg_temp.call('series', '{"n": 5}') #> '{structuredContent,rows}') as five_rows;
 
 select chumbo.configure('{"max_rows": 3}') ->> 'max_rows' as max_rows;
-select pg_temp.call('series', '{"n": 10}') -> 'structuredContent' as bounded_by_rows;
-select chumbo.configure('{"max_rows": 1000, "max_result_bytes": 100}') ->> 'max_result_bytes' as max_bytes;
-select pg_temp.call('series', '{"n": 100}') -> 'structuredContent' as bounded_by_bytes;
-select pg_temp.call('big', '{"n": 300}') as too_large;
-select chumbo.configure('{"max_result_bytes": null}') ->> 'max_result_bytes' as default_bytes;
+select r #> '{structuredContent,rows}' as bounded_by_rows, r #> '{structuredContent,next_call,arguments}' ?& '{n,cursor}' as continued
+  from pg_temp.call('series', '{"n": 10}') r;
+select chumbo.configure('{"max_rows": 1000, "page_rows": 1000, "max_result_bytes": 3000}') ->> 'max_result_bytes' as max_bytes;
+select jsonb_array_length(r #> '{structuredContent,rows}') as bounded_by_bytes, octet_length(r #>> '{content,0,text}') <= 3000 as text_within,
+       r -> 'structuredContent' ? 'next_cursor' as continued
+  from pg_temp.call('series', '{"n": 1000}') r;
+select pg_temp.call('big', '{"n": 3500}') as too_large;
+select chumbo.configure('{"max_result_bytes": null, "page_rows": null}') ->> 'max_result_bytes' as default_bytes;
 
 select pg_temp.call('typed', '{"ok": true}') -> 'structuredContent' as conforming,
        pg_temp.call('typed', '{"ok": false}') as not_conforming;

@@ -58,10 +58,10 @@ select r -> 'status' as status, r #>> '{body,result,content,0,text}' as result,
 select chumbo.configure('{"max_result_bytes": 5000}') ->> 'max_result_bytes' as max_result_bytes;
 select jsonb_array_length(r -> 'events') as events,
        jsonb_array_length(r #> '{body,result,structuredContent,rows}') as rows,
-       r #> '{body,result,structuredContent,truncated}' as truncated
+       r #> '{body,result,structuredContent}' ? 'next_cursor' as more
   from pg_temp.http('chatty_rows', '{"n":3,"size":3000}') r;
 select jsonb_array_length(r #> '{body,result,structuredContent,rows}') as rows_without_events,
-       r #> '{body,result,structuredContent,truncated}' as truncated
+       r #> '{body,result,structuredContent}' ? 'next_cursor' as more
   from pg_temp.http('chatty_rows', '{"n":0,"size":0}') r;
 rollback;
 

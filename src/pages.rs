@@ -1,0 +1,410 @@
+//! Pages of set-returning tools. A call returns one page (`page_rows` rows and `page_bytes`
+//! bytes of row JSON by default) and, while more rows remain, a cursor and the exact call that
+//! fetches the next page. Every page runs the function again, as the caller, so row-level
+//! security decides each page afresh.
+//!
+//! Positions: a tool that declares `@mcp {"orderBy": [...]}` is paged by keyset (the next page
+//! starts after the last row's key, so rows inserted or deleted meanwhile never shift the pages);
+//! any other by offset (the next page skips the rows earlier pages returned: a row inserted
+//! before the position makes the next page repeat one row, a deleted one makes it skip one).
+//!
+//! The cursor is `base64url(payload).base64url(HMAC-SHA256)` like MRTR's requestState, with a
+//! key derived from chumbo.keys' 'request_state' for this purpose only; the payload binds the
+//! principal, the tool and a digest of the arguments, and expires (`cursor_ttl_seconds`). It is
+//! signed, not encrypted: a keyset cursor carries the last row's key values, which the caller
+//! has just been shown. A cursor is a tool argument, so a bad one is an `isError` result the
+//! model can act on (MCP: argument problems are tool execution errors), not a protocol error.
+
+use crate::execute::quote_ident;
+use crate::metadata::Metadata;
+use crate::registry::Capability;
+use crate::types::ReturnShape;
+use base64::Engine;
+use hmac::{Hmac, KeyInit, Mac};
+use serde_json::{json, Map, Value};
+use sha2::{Digest, Sha256};
+
+/// The argument chumbo adds to every paged tool's inputSchema.
+pub const CURSOR: &str = "cursor";
+/// Bound on a cursor's length, so a client cannot make us verify unbounded data.
+const MAX_CURSOR_BYTES: usize = 16 * 1024;
+
+/// Where a page starts.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Position {
+    Offset(u64),
+    /// After the row with these key values (`{"column": value}`).
+    After(Map<String, Value>),
+}
+
+/// What one call of a set-returning tool may return.
+pub struct Window {
+    pub rows: usize,
+    pub bytes: usize,
+    pub position: Position,
+    /// Keyset columns (empty: offset paging).
+    pub order_by: Vec<String>,
+    /// Bytes of the result's hard bound kept free of rows for the words of the next call.
+    pub reserve: usize,
+}
+
+/// Room for the page's footer: the words, a cursor, and the arguments once more.
+const FOOTER_BYTES: usize = 1024;
+
+/// Whether `cap` is paged: every set-returning tool is.
+pub fn is_paged(cap: &Capability) -> bool {
+    cap.returns_set
+}
+
+/// Problems with a capability's paging metadata, for doctor (the capability is then hidden).
+pub fn check(
+    meta: &Metadata,
+    returns_set: bool,
+    returns: ReturnShape,
+    params: &[String],
+) -> Vec<String> {
+    let mut problems = vec![];
+    if returns_set && params.iter().any(|p| p == CURSOR) {
+        problems.push(format!(
+            "parameter \"{CURSOR}\" is reserved: chumbo adds it to set-returning tools for paging"
+        ));
+    }
+    let paging_keys = meta.page.is_some() || meta.order_by.is_some() || meta.text.is_some();
+    if paging_keys && !returns_set {
+        problems
+            .push("\"page\", \"orderBy\" and \"text\" apply to set-returning tools only".into());
+    }
+    if let Some(keys) = &meta.order_by {
+        if keys.is_empty() {
+            problems.push("\"orderBy\" must name at least one column".into());
+        }
+        if returns_set && returns != ReturnShape::Row {
+            problems.push("\"orderBy\" needs a function returning rows (setof a table or composite type, or returns table)".into());
+        }
+    }
+    if let Some(page) = &meta.page {
+        if page.rows == Some(0) || page.bytes == Some(0) {
+            problems.push("\"page\" rows and bytes must be at least 1".into());
+        }
+    }
+    if let Some(f) = &meta.text {
+        if f.split('.').count() != 2 || f.split('.').any(str::is_empty) {
+            problems.push("\"text\" must name a function as \"schema.function\"".into());
+        }
+    }
+    problems
+}
+
+/// Adds the `cursor` argument to a paged tool's inputSchema, and `next_cursor`/`next_call` to
+/// its declared outputSchema's properties (its structuredContent carries them).
+pub fn extend_schemas(input: &mut Value, output: Option<&mut Map<String, Value>>) {
+    let cursor = json!({
+        "type": "string",
+        "description": "Continue a paged result: the next_cursor of the previous page (call again with the same other arguments). Omit it for the first page."
+    });
+    if let Some(props) = input.get_mut("properties").and_then(Value::as_object_mut) {
+        props.insert(CURSOR.into(), cursor);
+    } else if let Some(obj) = input.as_object_mut() {
+        obj.insert("properties".into(), json!({ CURSOR: cursor }));
+    }
+    if let Some(props) = output
+        .and_then(|o| o.get_mut("properties"))
+        .and_then(Value::as_object_mut)
+    {
+        props.insert("next_cursor".into(), json!({"type": "string"}));
+        props.insert(
+            "next_call".into(),
+            json!({"type": "object", "properties": {"name": {"type": "string"}, "arguments": {"type": "object"}}}),
+        );
+    }
+}
+
+/// What a cursor is bound to.
+pub struct Binding<'a> {
+    pub principal: &'a str,
+    pub tool: &'a str,
+    /// The call's arguments without `cursor`.
+    pub arguments: &'a Map<String, Value>,
+}
+
+fn args_digest(arguments: &Map<String, Value>) -> String {
+    // serde_json's map is ordered by key, so this text is canonical.
+    crate::principal::hex(&Sha256::digest(
+        Value::Object(arguments.clone()).to_string().as_bytes(),
+    ))
+}
+
+/// The cursor key: derived from the request_state key, so a cursor is never a valid
+/// requestState (nor the reverse) and rotating 'request_state' invalidates both.
+fn cursor_key(base: &[u8]) -> Vec<u8> {
+    mac(base, b"chumbo page cursor v1")
+}
+
+fn mac(key: &[u8], payload: &[u8]) -> Vec<u8> {
+    let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("HMAC takes any key length");
+    m.update(payload);
+    m.finalize().into_bytes().to_vec()
+}
+
+pub fn issue(key: &[u8], b: &Binding, next: &Position, ttl_seconds: u64) -> String {
+    let mut payload = json!({
+        "p": b.principal, "c": b.tool, "a": args_digest(b.arguments),
+        "x": crate::guards::now_unix() + ttl_seconds as i64,
+    });
+    match next {
+        Position::Offset(n) => payload["o"] = json!(n),
+        Position::After(k) => payload["k"] = Value::Object(k.clone()),
+    }
+    let payload = payload.to_string();
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    format!(
+        "{}.{}",
+        b64.encode(payload.as_bytes()),
+        b64.encode(mac(&cursor_key(key), payload.as_bytes()))
+    )
+}
+
+/// The position a valid cursor continues at, or the words the model gets instead.
+pub fn verify(
+    key: &[u8],
+    cursor: &Value,
+    b: &Binding,
+    order_by: &[String],
+) -> Result<Position, String> {
+    let tool = b.tool;
+    let restart = format!("call {tool} without \"{CURSOR}\" to start from the first page");
+    let invalid =
+        || format!("Invalid cursor for {tool}: it is not a cursor this server issued; {restart}.");
+    let text = cursor.as_str().ok_or_else(invalid)?;
+    if text.len() > MAX_CURSOR_BYTES {
+        return Err(invalid());
+    }
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let (payload, tag) = text.split_once('.').ok_or_else(invalid)?;
+    let payload = b64.decode(payload).map_err(|_| invalid())?;
+    let tag = b64.decode(tag).map_err(|_| invalid())?;
+    let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(&cursor_key(key))
+        .expect("HMAC takes any key length");
+    m.update(&payload);
+    m.verify_slice(&tag).map_err(|_| invalid())?;
+    let p: Value = serde_json::from_slice(&payload).map_err(|_| invalid())?;
+    if p["p"] != b.principal || p["c"] != tool || p["a"] != args_digest(b.arguments) {
+        return Err(format!(
+            "Invalid cursor for {tool}: it was issued for another caller, tool or arguments; pass it with exactly the other arguments of the call that returned it, or {restart}."
+        ));
+    }
+    if p["x"].as_i64().unwrap_or(0) < crate::guards::now_unix() {
+        return Err(format!("The cursor for {tool} has expired; {restart}."));
+    }
+    let stale = || {
+        format!("The cursor for {tool} no longer fits the tool (its paging changed); {restart}.")
+    };
+    match (&p["o"], &p["k"], order_by.is_empty()) {
+        (Value::Number(n), Value::Null, true) => {
+            n.as_u64().map(Position::Offset).ok_or_else(invalid)
+        }
+        (Value::Null, Value::Object(k), false)
+            if k.len() == order_by.len() && order_by.iter().all(|c| k.contains_key(c)) =>
+        {
+            Ok(Position::After(k.clone()))
+        }
+        _ => Err(stale()),
+    }
+}
+
+/// The SQL that runs one page: `from` is the call's FROM list with the function's rows as
+/// `_chumbo_r`; $2 is the row limit, $3 the offset, $4 the keyset position (jsonb). Key values
+/// are typed by the result's own row type (jsonb_populate_record), never written into the SQL.
+pub fn page_sql(value: &str, from: &str, window: &Window) -> String {
+    if window.order_by.is_empty() {
+        return format!("select {value} from {from} offset $3 limit $2");
+    }
+    let cols: Vec<String> = window.order_by.iter().map(|c| quote_ident(c)).collect();
+    let of = |alias: &str| -> String {
+        cols.iter()
+            .map(|c| format!("{alias}.{c}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let filter = match window.position {
+        Position::After(_) => format!(
+            ", lateral pg_catalog.jsonb_populate_record(_chumbo_r, $4) as _chumbo_k where row({}) > row({})",
+            of("_chumbo_r"),
+            of("_chumbo_k")
+        ),
+        Position::Offset(_) => String::new(),
+    };
+    format!(
+        "select {value} from {from}{filter} order by {} limit $2",
+        of("_chumbo_r")
+    )
+}
+
+/// The page's settings for `cap`: the tool's own, else the deployment's, within the hard bounds.
+pub fn window(cap: &Capability, s: &crate::settings::Settings, position: Position) -> Window {
+    let page = cap.meta.page.clone().unwrap_or_default();
+    Window {
+        rows: page.rows.unwrap_or(s.page_rows).clamp(1, s.max_rows.max(1)),
+        // Half the result's hard bound at most: the text block adds the next call to the rows.
+        bytes: page
+            .bytes
+            .unwrap_or(s.page_bytes)
+            .clamp(1, (s.max_result_bytes / 2).max(1)),
+        position,
+        order_by: cap.meta.order_by.clone().unwrap_or_default(),
+        reserve: FOOTER_BYTES,
+    }
+}
+
+/// The rows of one page, the JSON the caller gets and the words for it.
+pub struct Page<'a> {
+    pub cap: &'a Capability,
+    pub window: &'a Window,
+    pub rows: Vec<Value>,
+    /// Whether rows remain after this page.
+    pub more: bool,
+    pub binding: Binding<'a>,
+    pub key: &'a [u8],
+    pub ttl_seconds: u64,
+}
+
+impl Page<'_> {
+    /// `(text, structuredContent)` of the page; the text comes from the tool's renderer when it
+    /// declares one (run as the caller, inside the call).
+    pub fn finish(self) -> Result<(String, Value), String> {
+        let name = &self.cap.name;
+        let first = match &self.window.position {
+            Position::Offset(n) => Some(*n + 1),
+            Position::After(_) => None,
+        };
+        let next = if self.more {
+            let position = if self.window.order_by.is_empty() {
+                Position::Offset(first.unwrap_or(1) - 1 + self.rows.len() as u64)
+            } else {
+                let last = self.rows.last().cloned().unwrap_or_default();
+                let mut key = Map::new();
+                for c in &self.window.order_by {
+                    match last.get(c) {
+                        Some(v) if !v.is_null() => {
+                            key.insert(c.clone(), v.clone());
+                        }
+                        _ => {
+                            return Err(format!(
+                                "{name}: orderBy column \"{c}\" is missing or null in a row"
+                            ))
+                        }
+                    }
+                }
+                Position::After(key)
+            };
+            Some(issue(self.key, &self.binding, &position, self.ttl_seconds))
+        } else {
+            None
+        };
+        let body = match &self.cap.meta.text {
+            Some(f) => crate::render::with_function(f, &self.rows)?,
+            None => crate::render::rows(&self.rows),
+        };
+        let mut structured = json!({"rows": self.rows});
+        let n = self.rows.len();
+        let span = match first {
+            Some(f) if n > 0 => format!("rows {f}-{}", f + n as u64 - 1),
+            _ => format!("{n} row{}", if n == 1 { "" } else { "s" }),
+        };
+        let footer = match next {
+            Some(cursor) => {
+                let mut arguments = self.binding.arguments.clone();
+                arguments.insert(CURSOR.into(), json!(cursor));
+                let call = json!({"name": name, "arguments": arguments});
+                let words = format!(
+                    "Page of {span}; more rows remain. Next page: call {name} with arguments {}",
+                    call["arguments"]
+                );
+                structured["next_cursor"] = json!(cursor);
+                structured["next_call"] = call;
+                words
+            }
+            None if n == 0 && first == Some(1) => "No rows.".to_string(),
+            None => format!("Page of {span}; this is the last page."),
+        };
+        let text = if body.is_empty() {
+            footer
+        } else {
+            format!("{body}\n\n{footer}")
+        };
+        Ok((text, structured))
+    }
+}
+
+/// The first page's window (what resources and prompts, which never return sets, pass too).
+pub fn first(cap: &Capability, s: &crate::settings::Settings) -> Window {
+    window(cap, s, Position::Offset(0))
+}
+
+/// Takes `cursor` out of a paged tool's arguments and returns the window it continues at, or
+/// the words the model gets for a bad cursor.
+pub fn start(
+    registry: &crate::registry::Registry,
+    caller: &crate::registry::Caller,
+    cap: &Capability,
+    args: &mut Map<String, Value>,
+) -> Result<Window, String> {
+    let s = &registry.settings;
+    if !is_paged(cap) {
+        return Ok(first(cap, s));
+    }
+    let reserve = FOOTER_BYTES + Value::Object(args.clone()).to_string().len();
+    let Some(cursor) = args.remove(CURSOR) else {
+        return Ok(Window {
+            reserve,
+            ..first(cap, s)
+        });
+    };
+    let principal = caller.principal.digest().to_string();
+    let b = Binding {
+        principal: &principal,
+        tool: &cap.name,
+        arguments: args,
+    };
+    let order_by = cap.meta.order_by.clone().unwrap_or_default();
+    let position = verify(cursor_base_key(registry), &cursor, &b, &order_by)?;
+    Ok(Window {
+        reserve,
+        ..window(cap, s, position)
+    })
+}
+
+fn cursor_base_key(registry: &crate::registry::Registry) -> &[u8] {
+    registry
+        .keys
+        .get("request_state")
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+}
+
+/// `(text, structuredContent)` of one page of `cap`'s rows, for `caller` (see Page::finish).
+pub fn result(
+    registry: &crate::registry::Registry,
+    caller: &crate::registry::Caller,
+    cap: &Capability,
+    args: &Map<String, Value>,
+    window: &Window,
+    rows: Vec<Value>,
+    more: bool,
+) -> Result<(String, Value), String> {
+    let principal = caller.principal.digest().to_string();
+    Page {
+        cap,
+        window,
+        rows,
+        more,
+        binding: Binding {
+            principal: &principal,
+            tool: &cap.name,
+            arguments: args,
+        },
+        key: cursor_base_key(registry),
+        ttl_seconds: registry.settings.cursor_ttl_seconds,
+    }
+    .finish()
+}

@@ -21,6 +21,7 @@ mod protocol;
 mod registry;
 mod session;
 mod settings;
+mod spi_read;
 mod types;
 mod uri_template;
 

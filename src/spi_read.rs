@@ -49,3 +49,23 @@ fn top_xid() -> pg_sys::TransactionId {
     // SAFETY: reads the transaction state; never assigns.
     unsafe { pg_sys::GetTopTransactionIdIfAny() }
 }
+
+#[cfg(any(test, feature = "pg_test"))]
+#[pgrx::pg_schema]
+mod tests {
+    use pgrx::pg_sys;
+
+    #[pgrx::pg_test]
+    fn a_read_takes_no_transaction_id() {
+        assert_eq!(super::one::<i32>("select 1", &[]).ok().flatten(), Some(1));
+        // SAFETY: reads the transaction state.
+        let xid = unsafe { pg_sys::GetTopTransactionIdIfAny() };
+        assert_eq!(xid, pg_sys::InvalidTransactionId);
+    }
+
+    /// The invariant is checked, not trusted: SQL that writes through a function is refused.
+    #[pgrx::pg_test(error = "chumbo: an internal read took a transaction id")]
+    fn a_read_that_writes_is_refused() {
+        let _ = super::one::<i32>("select chumbo._rate_hit('spi_read test', 60, 5)", &[]);
+    }
+}

@@ -42,7 +42,7 @@ select chumbo.configure('{"rate_limit_per_minute":null}') -> 'rate_limit_per_min
 select count(*) as audit_rows from chumbo.audit_events where id > :audit_before;
 
 -- a call that writes (alice renames her project to the name it already has) commits synchronously
-select name as project_name from public.projects where id = 'a1000000-0000-4000-8000-000000000001' \gset
+select name as project_name, updated_at as project_updated_at from public.projects where id = 'a1000000-0000-4000-8000-000000000001' \gset
 \set rename '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"rename_project","arguments":{"project_id":"a1000000-0000-4000-8000-000000000001","name":"' :project_name '"}}}'
 select :'rename' as rename \gset
 with r as materialized (select chumbo.handle(:'rename', :'alice') a)
@@ -68,4 +68,5 @@ reset chumbo.pinned_now;
 drop function mcp.counted_read();
 delete from chumbo.audit_events where id > :audit_before;
 delete from chumbo.rate_counters where not (:'buckets_before'::jsonb ? bucket);
+update public.projects set updated_at = :'project_updated_at' where id = 'a1000000-0000-4000-8000-000000000001';
 update chumbo.settings set value = :'saved_settings'::jsonb;

@@ -14,6 +14,12 @@ if [[ -n "${CHUMBO_PG_ROOT:-}" ]]; then
     cp -a "/usr/lib/postgresql/$PG_MAJOR" "$CHUMBO_PG_ROOT/usr/lib/postgresql/"
     cp -a "/usr/share/postgresql/$PG_MAJOR" "$CHUMBO_PG_ROOT/usr/share/postgresql/"
   fi
+  # The server headers too: pgrx's bindgen (cargo pgrx test) reads them at pg_config's relocated
+  # --includedir-server. Checked apart, for copies made before this line existed.
+  if [[ ! -d "$CHUMBO_PG_ROOT/usr/include/postgresql/$PG_MAJOR/server" ]]; then
+    mkdir -p "$CHUMBO_PG_ROOT/usr/include"
+    cp -a /usr/include/postgresql "$CHUMBO_PG_ROOT/usr/include/"
+  fi
   PG_BIN="$CHUMBO_PG_ROOT/usr/lib/postgresql/$PG_MAJOR/bin"
   # cargo pgrx reads its pg_config from $PGRX_HOME/config.toml: a private one for the private copy.
   export PGRX_HOME="$CHUMBO_PG_ROOT/pgrx"

@@ -1,7 +1,7 @@
 //! API keys: `chumbo_<key id>_<secret>`. The table holds only SHA-256 of the secret; a key stands
 //! for a role and scopes, never for a user.
 
-use crate::session;
+use crate::{session, spi_read};
 use base64::Engine;
 use pgrx::prelude::*;
 use sha2::{Digest, Sha256};
@@ -23,6 +23,8 @@ fn create_api_key(
     }
     let secret = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(secret);
     let digest = Sha256::digest(secret.as_bytes()).to_vec();
+    // A write, meant to take a transaction id.
+    #[allow(clippy::disallowed_methods)]
     let id = Spi::get_one_with_args::<String>(
         "insert into chumbo.api_keys (secret_sha256, role, scopes, label, expires_at)
          values ($1, $2, $3, $4, $5) returning replace(id::text, '-', '')",
@@ -63,20 +65,15 @@ pub fn verify(key: &str) -> Result<VerifiedKey, String> {
     let digest = Sha256::digest(secret.as_bytes()).to_vec();
     let id = id.to_ascii_lowercase();
     let key_id = id.clone();
+    // Runs on every API-key request: a read that takes no transaction id (spi_read).
     let row = session::as_owner(move || {
-        // `select`, not Spi::get_*: those assign a transaction id, and this runs on every
-        // API-key request.
-        Spi::connect(|c| {
-            c.select(
-                "select secret_sha256, role, scopes from chumbo.api_keys
-                  where id = $1::uuid and revoked_at is null
-                    and (expires_at is null or expires_at > chumbo.now())",
-                Some(1),
-                &[id.as_str().into()],
-            )?
-            .first()
-            .get_three::<Vec<u8>, String, Vec<String>>()
-        })
+        spi_read::read(
+            "select secret_sha256, role, scopes from chumbo.api_keys
+              where id = $1::uuid and revoked_at is null
+                and (expires_at is null or expires_at > chumbo.now())",
+            &[id.as_str().into()],
+            |t| t.first().get_three::<Vec<u8>, String, Vec<String>>(),
+        )
     });
     match row {
         Ok((Some(stored), Some(role), scopes)) if constant_time_eq(&stored, &digest) => {

@@ -39,7 +39,7 @@ fn doctor() -> TableIterator<
                 .allowed_roles
                 .iter()
                 .filter(|r| {
-                    Spi::get_one_with_args::<pgrx::pg_sys::Oid>(
+                    crate::spi_read::one::<pgrx::pg_sys::Oid>(
                         "select oid from pg_catalog.pg_roles where rolname = $1",
                         &[r.as_str().into()],
                     )

@@ -9,18 +9,28 @@ use sha2::Digest;
 
 /// Counts one hit; Ok(None) when allowed, Ok(Some(seconds)) when over the limit. Err when the
 /// limiter could not record: callers refuse the request then (fail closed).
+///
+/// The counter is bookkeeping (session::bookkeeping): it does not keep a read-only request's
+/// commit synchronous. It needs no more durability than that: a crash loses at most the hits of
+/// the last moments before it (those commits were not yet flushed), which lets a caller make that
+/// many requests more in the window being counted. A limit is a brake on load, not a record; the
+/// row is never what makes another write durable (that commit is synchronous anyway).
 pub fn rate_hit(bucket: &str, window_seconds: i32, max_hits: u32) -> Result<Option<i32>, ()> {
     let bucket = bucket.to_string();
-    let outcome = session::in_subtransaction(|| {
-        session::as_owner(|| {
-            Spi::get_one_with_args::<i32>(
-                "select chumbo._rate_hit($1, $2, $3)",
-                &[
-                    bucket.as_str().into(),
-                    window_seconds.into(),
-                    (max_hits as i32).into(),
-                ],
-            )
+    let outcome = session::bookkeeping(|| {
+        session::in_subtransaction(|| {
+            session::as_owner(|| {
+                // A write, meant to take a transaction id.
+                #[allow(clippy::disallowed_methods)]
+                Spi::get_one_with_args::<i32>(
+                    "select chumbo._rate_hit($1, $2, $3)",
+                    &[
+                        bucket.as_str().into(),
+                        window_seconds.into(),
+                        (max_hits as i32).into(),
+                    ],
+                )
+            })
         })
     });
     match outcome {
@@ -37,10 +47,11 @@ pub fn audit(last: bool, event: Value) {
     if last {
         session::relax_commit_for_bookkeeping();
     }
-    let outcome = session::in_subtransaction(|| {
-        session::as_owner(|| {
-            Spi::connect_mut(|client| {
-                session::run_kept(
+    let outcome = session::bookkeeping(|| {
+        session::in_subtransaction(|| {
+            session::as_owner(|| {
+                Spi::connect_mut(|client| {
+                    session::run_kept(
                     client,
                     "insert into chumbo.audit_events (trace_id, era, method, capability, principal, outcome, duration_ms, bytes, detail)
                      select e->>'trace_id', e->>'era', e->>'method', e->>'capability', e->>'principal', e->>'outcome',
@@ -50,6 +61,7 @@ pub fn audit(last: bool, event: Value) {
                     &[JsonB(event).into()],
                 )
                 .map(|_| ())
+                })
             })
         })
     });

@@ -29,6 +29,7 @@ mod session;
 mod settings;
 mod skills;
 mod skills_archive;
+mod spi_read;
 mod types;
 mod uri_template;
 

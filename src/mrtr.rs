@@ -232,11 +232,15 @@ pub fn verify(key: &[u8], state: &str, b: &Binding) -> Result<Map<String, Value>
         ));
     }
     let nonce = p["n"].as_str().unwrap_or("").to_string();
-    let fresh = crate::session::as_owner(|| {
-        Spi::get_one_with_args::<bool>(
-            "select chumbo._redeem_request_state($1)",
-            &[nonce.as_str().into()],
-        )
+    let fresh = crate::session::bookkeeping(|| {
+        crate::session::as_owner(|| {
+            // A write (the nonce is recorded as used), meant to take a transaction id.
+            #[allow(clippy::disallowed_methods)]
+            Spi::get_one_with_args::<bool>(
+                "select chumbo._redeem_request_state($1)",
+                &[nonce.as_str().into()],
+            )
+        })
     });
     if !matches!(fresh, Ok(Some(true))) {
         return Err(invalid("was already used"));

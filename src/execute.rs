@@ -5,14 +5,10 @@
 use crate::pages::{Position, Window};
 use crate::registry::{Caller, Capability};
 use crate::session::{self, CaughtSqlError};
-use crate::types::ReturnShape;
+use crate::types::{quote_ident, ReturnShape};
 use pgrx::prelude::*;
 use pgrx::JsonB;
 use serde_json::{Map, Value};
-
-pub fn quote_ident(s: &str) -> String {
-    format!("\"{}\"", s.replace('"', "\"\""))
-}
 
 /// What a capability returned.
 pub enum Returned {

@@ -4,9 +4,11 @@
 //!
 //! The layers, lowest first (a module uses only modules of lower layers or its own):
 //! 1. values: jsonrpc, error, datum, settings, guards, uri_template, types, metadata, content,
-//!    principal, events
-//! 2. backend plumbing: session (roles, subtransactions, settings), then ledger, apikey, auth
-//! 3. the registry and MRTR: registry, mrtr; then execute (runs a registry capability)
+//!    principal, events, render, skills_archive
+//! 2. backend plumbing: spi_read, then session (roles, subtransactions, settings), then ledger,
+//!    apikey, auth, skills (stored skills)
+//! 3. the registry and MRTR: registry, mrtr; then pages (page windows and cursors of a registry
+//!    capability), then execute (runs a registry capability)
 //! 4. scope (the per-request state of principal, events and mrtr)
 //! 5. protocol (every MCP method, by family)
 //! 6. entry points: api (chumbo.handle/http/mcp), doctor

@@ -2,9 +2,10 @@
 //! here; `chumbo.metadata_schema()` publishes the JSON Schema generated from these types, and the
 //! registry parses with the same types, so editors and doctor agree.
 
+use crate::types::ReturnShape;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
@@ -300,5 +301,71 @@ mod tests {
             );
             assert!(e.contains(expected), "{comment}: {e}");
         }
+    }
+}
+
+/// The argument chumbo adds to every paged (set-returning) tool's inputSchema (src/pages.rs).
+pub const CURSOR: &str = "cursor";
+
+/// Problems with a capability's paging metadata, for doctor (the capability is then hidden).
+pub fn paging_problems(
+    meta: &Metadata,
+    returns_set: bool,
+    returns: ReturnShape,
+    params: &[String],
+) -> Vec<String> {
+    let mut problems = vec![];
+    if returns_set && params.iter().any(|p| p == CURSOR) {
+        problems.push(format!(
+            "parameter \"{CURSOR}\" is reserved: chumbo adds it to set-returning tools for paging"
+        ));
+    }
+    let paging_keys = meta.page.is_some() || meta.order_by.is_some() || meta.text.is_some();
+    if paging_keys && !returns_set {
+        problems
+            .push("\"page\", \"orderBy\" and \"text\" apply to set-returning tools only".into());
+    }
+    if let Some(keys) = &meta.order_by {
+        if keys.is_empty() {
+            problems.push("\"orderBy\" must name at least one column".into());
+        }
+        if returns_set && returns != ReturnShape::Row {
+            problems.push("\"orderBy\" needs a function returning rows (setof a table or composite type, or returns table)".into());
+        }
+    }
+    if let Some(page) = &meta.page {
+        if page.rows == Some(0) || page.bytes == Some(0) {
+            problems.push("\"page\" rows and bytes must be at least 1".into());
+        }
+    }
+    if let Some(f) = &meta.text {
+        if f.split('.').count() != 2 || f.split('.').any(str::is_empty) {
+            problems.push("\"text\" must name a function as \"schema.function\"".into());
+        }
+    }
+    problems
+}
+
+/// Adds the `cursor` argument to a paged tool's inputSchema, and `next_cursor`/`next_call` to
+/// its declared outputSchema's properties (its structuredContent carries them).
+pub fn add_paging_to_schemas(input: &mut Value, output: Option<&mut Map<String, Value>>) {
+    let cursor = json!({
+        "type": "string",
+        "description": "Continue a paged result: the next_cursor of the previous page (call again with the same other arguments). Omit it for the first page."
+    });
+    if let Some(props) = input.get_mut("properties").and_then(Value::as_object_mut) {
+        props.insert(CURSOR.into(), cursor);
+    } else if let Some(obj) = input.as_object_mut() {
+        obj.insert("properties".into(), json!({ CURSOR: cursor }));
+    }
+    if let Some(props) = output
+        .and_then(|o| o.get_mut("properties"))
+        .and_then(Value::as_object_mut)
+    {
+        props.insert("next_cursor".into(), json!({"type": "string"}));
+        props.insert(
+            "next_call".into(),
+            json!({"type": "object", "properties": {"name": {"type": "string"}, "arguments": {"type": "object"}}}),
+        );
     }
 }

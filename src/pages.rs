@@ -15,17 +15,14 @@
 //! has just been shown. A cursor is a tool argument, so a bad one is an `isError` result the
 //! model can act on (MCP: argument problems are tool execution errors), not a protocol error.
 
-use crate::execute::quote_ident;
-use crate::metadata::Metadata;
+use crate::metadata::CURSOR;
 use crate::registry::Capability;
-use crate::types::ReturnShape;
+use crate::types::quote_ident;
 use base64::Engine;
 use hmac::{Hmac, KeyInit, Mac};
 use serde_json::{json, Map, Value};
 use sha2::{Digest, Sha256};
 
-/// The argument chumbo adds to every paged tool's inputSchema.
-pub const CURSOR: &str = "cursor";
 /// Bound on a cursor's length, so a client cannot make us verify unbounded data.
 const MAX_CURSOR_BYTES: usize = 16 * 1024;
 
@@ -54,69 +51,6 @@ const FOOTER_BYTES: usize = 1024;
 /// Whether `cap` is paged: every set-returning tool is.
 pub fn is_paged(cap: &Capability) -> bool {
     cap.returns_set
-}
-
-/// Problems with a capability's paging metadata, for doctor (the capability is then hidden).
-pub fn check(
-    meta: &Metadata,
-    returns_set: bool,
-    returns: ReturnShape,
-    params: &[String],
-) -> Vec<String> {
-    let mut problems = vec![];
-    if returns_set && params.iter().any(|p| p == CURSOR) {
-        problems.push(format!(
-            "parameter \"{CURSOR}\" is reserved: chumbo adds it to set-returning tools for paging"
-        ));
-    }
-    let paging_keys = meta.page.is_some() || meta.order_by.is_some() || meta.text.is_some();
-    if paging_keys && !returns_set {
-        problems
-            .push("\"page\", \"orderBy\" and \"text\" apply to set-returning tools only".into());
-    }
-    if let Some(keys) = &meta.order_by {
-        if keys.is_empty() {
-            problems.push("\"orderBy\" must name at least one column".into());
-        }
-        if returns_set && returns != ReturnShape::Row {
-            problems.push("\"orderBy\" needs a function returning rows (setof a table or composite type, or returns table)".into());
-        }
-    }
-    if let Some(page) = &meta.page {
-        if page.rows == Some(0) || page.bytes == Some(0) {
-            problems.push("\"page\" rows and bytes must be at least 1".into());
-        }
-    }
-    if let Some(f) = &meta.text {
-        if f.split('.').count() != 2 || f.split('.').any(str::is_empty) {
-            problems.push("\"text\" must name a function as \"schema.function\"".into());
-        }
-    }
-    problems
-}
-
-/// Adds the `cursor` argument to a paged tool's inputSchema, and `next_cursor`/`next_call` to
-/// its declared outputSchema's properties (its structuredContent carries them).
-pub fn extend_schemas(input: &mut Value, output: Option<&mut Map<String, Value>>) {
-    let cursor = json!({
-        "type": "string",
-        "description": "Continue a paged result: the next_cursor of the previous page (call again with the same other arguments). Omit it for the first page."
-    });
-    if let Some(props) = input.get_mut("properties").and_then(Value::as_object_mut) {
-        props.insert(CURSOR.into(), cursor);
-    } else if let Some(obj) = input.as_object_mut() {
-        obj.insert("properties".into(), json!({ CURSOR: cursor }));
-    }
-    if let Some(props) = output
-        .and_then(|o| o.get_mut("properties"))
-        .and_then(Value::as_object_mut)
-    {
-        props.insert("next_cursor".into(), json!({"type": "string"}));
-        props.insert(
-            "next_call".into(),
-            json!({"type": "object", "properties": {"name": {"type": "string"}, "arguments": {"type": "object"}}}),
-        );
-    }
 }
 
 /// What a cursor is bound to.

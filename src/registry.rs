@@ -513,11 +513,11 @@ fn check_paging(
 ) {
     let names: Vec<String> = params.iter().map(|p| p.name.clone()).collect();
     let returns = types::return_shape(&f.return_type);
-    for p in crate::pages::check(&declared.meta, f.returns_set, returns, &names) {
+    for p in metadata::paging_problems(&declared.meta, f.returns_set, returns, &names) {
         found.problems.push(Problem::Paging(p));
     }
     if declared.kind == Kind::Tool && f.returns_set {
-        crate::pages::extend_schemas(input_schema, declared.meta.output_schema.as_mut());
+        metadata::add_paging_to_schemas(input_schema, declared.meta.output_schema.as_mut());
     }
 }
 

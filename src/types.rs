@@ -269,3 +269,8 @@ mod tests {
         }
     }
 }
+
+/// A PostgreSQL identifier, quoted: what chumbo puts into the SQL it builds for names it reflected.
+pub fn quote_ident(s: &str) -> String {
+    format!("\"{}\"", s.replace('"', "\"\""))
+}

@@ -3,9 +3,11 @@
 -- row), so a read pays no WAL flush; WAL written by anything else in the same transaction
 -- (before the request, by the call, by a later call of the same statement) keeps the commit
 -- synchronous, so audit rows and data of a call that wrote are as durable as ever. No begin here:
--- each statement is its own transaction (inside a block nothing is relaxed, see 190), and
+-- each statement is its own transaction (inside a block nothing is relaxed, see surface_and_audit.sql), and
 -- synchronous_commit is read in the same statement after the call(s) (materialized CTEs run
 -- first). Settings, rows and objects made here are removed at the end.
+-- The fixture is committed (no begin ... rollback) and dropped at the end.
+select regress.fixture_tools('list_projects', 'rename_project') as fixture;
 select value as saved_settings from chumbo.settings \gset
 select coalesce(max(id), 0) as audit_before from chumbo.audit_events \gset
 select coalesce(jsonb_agg(bucket), '[]') as buckets_before from chumbo.rate_counters \gset
@@ -42,7 +44,7 @@ select chumbo.configure('{"rate_limit_per_minute":null}') -> 'rate_limit_per_min
 select count(*) as audit_rows from chumbo.audit_events where id > :audit_before;
 
 -- a call that writes (alice renames her project to the name it already has) commits synchronously
-select name as project_name, updated_at as project_updated_at from public.projects where id = 'a1000000-0000-4000-8000-000000000001' \gset
+select name as project_name from public.projects where id = 'a1000000-0000-4000-8000-000000000001' \gset
 \set rename '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"rename_project","arguments":{"project_id":"a1000000-0000-4000-8000-000000000001","name":"' :project_name '"}}}'
 select :'rename' as rename \gset
 with r as materialized (select chumbo.handle(:'rename', :'alice') a)
@@ -68,5 +70,5 @@ reset chumbo.pinned_now;
 drop function mcp.counted_read();
 delete from chumbo.audit_events where id > :audit_before;
 delete from chumbo.rate_counters where not (:'buckets_before'::jsonb ? bucket);
-update public.projects set updated_at = :'project_updated_at' where id = 'a1000000-0000-4000-8000-000000000001';
 update chumbo.settings set value = :'saved_settings'::jsonb;
+select regress.drop_fixture_projects() as fixture;

@@ -4,9 +4,11 @@
 -- (looked up on every request), a JWT, chumbo.handle, and a tool call. No begin here: each
 -- statement is its own transaction, and txid_current_if_assigned() is read in the same statement
 -- after the call (a materialized CTE runs first). Settings and the key are put back at the end.
+-- The fixture is committed (no begin ... rollback) and dropped at the end.
+select regress.fixture_tools('list_projects', 'rename_project') as fixture;
 select value as saved_settings from chumbo.settings \gset
 select chumbo.configure('{"auth_mode":["api-key","bearer"],"audit":false,"rate_limit_per_minute":null,"jwt_hs256_secret":"xid-free-secret","jwt_issuers":["https://issuer.test"]}') ->> 'audit' as audit;
-select chumbo.create_api_key('authenticated', '{}', '360_xid_free_reads') as key \gset
+select chumbo.create_api_key('authenticated', '{}', 'xid_free_reads') as key \gset
 \set alice '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}'
 select regress.hs256(jsonb_build_object('sub', 'aaaaaaaa-0000-4000-8000-000000000001', 'role', 'authenticated',
                                         'iss', 'https://issuer.test', 'aud', 'http://localhost/mcp', 'exp', extract(epoch from now())::int + 3600), 'xid-free-secret') as jwt \gset
@@ -32,11 +34,11 @@ with r as materialized (select pg_temp.http(jsonb_build_object('x-api-key', 'chu
 select a -> 'status' as unknown_key, txid_current_if_assigned() is null as no_xid from r;
 -- the same shape sees a transaction id when the call writes (so the ones above are not vacuous):
 -- alice renames her project to the name it already has
-select name as project_name, updated_at as project_updated_at from public.projects where id = 'a1000000-0000-4000-8000-000000000001' \gset
+select name as project_name from public.projects where id = 'a1000000-0000-4000-8000-000000000001' \gset
 with r as materialized (select chumbo.handle(jsonb_build_object('jsonrpc', '2.0', 'id', 7, 'method', 'tools/call', 'params',
   jsonb_build_object('name', 'rename_project', 'arguments', jsonb_build_object('project_id', 'a1000000-0000-4000-8000-000000000001', 'name', :'project_name'))), :'alice') a)
 select a #> '{result,isError}' as is_error, txid_current_if_assigned() is null as no_xid from r;
 
-delete from chumbo.api_keys where label = '360_xid_free_reads';
-update public.projects set updated_at = :'project_updated_at' where id = 'a1000000-0000-4000-8000-000000000001';
+delete from chumbo.api_keys where label = 'xid_free_reads';
 update chumbo.settings set value = :'saved_settings'::jsonb;
+select regress.drop_fixture_projects() as fixture;

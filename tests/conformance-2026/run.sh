@@ -94,6 +94,7 @@ run 2025-11-25
 for scenario in sep-2640-skills-enumeration sep-2640-skills-manifest sep-2640-skills-directory; do
   dir="$OUT/skills/$scenario"; mkdir -p "$dir"
   "$NODE" "$SUITE/dist/index.js" server --url "$MCP_URL" --scenario "$scenario" -o "$dir" > "$dir/suite.log" 2>&1 || true
+  # shellcheck disable=SC2016  # a JavaScript program: its ${...} are JavaScript's, not the shell's
   "$NODE" -e '
     const fs = require("fs"), path = require("path");
     const [dir, scenario] = process.argv.slice(1);

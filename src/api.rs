@@ -169,10 +169,23 @@ fn process_message(
         modern,
         headers,
     };
+    // onceonly hook: the request's run (a verified run handle, or a new run).
+    let run = match crate::runs::of_request(registry, caller, &params) {
+        Ok(r) => r,
+        Err(e) => return (Some(Reply::of(jsonrpc::error(&id, &e))), vec![]),
+    };
+    crate::runs::enter(run.as_ref());
     // Anything unexpected (a bug, a catalog hiccup) must still be answered, and must not leave
     // half-done work behind: hence the subtransaction around the whole method.
     let outcome = in_request(registry, caller, progress, || {
         session::in_subtransaction(|| protocol::dispatch(&ctx, &method, &params))
+    });
+    // onceonly hook: a newly issued run handle goes back in the result's _meta.
+    let outcome = outcome.map(|o| {
+        o.map(|mut result| {
+            crate::runs::decorate(&mut result, run.as_ref());
+            result
+        })
     });
     let trace = session::trace_id();
     let (response, missing_scopes, class) = match outcome {
@@ -227,6 +240,7 @@ fn process_message(
                 "duration_ms": started.elapsed().as_secs_f64() * 1000.0,
                 "bytes": reply.text.len(),
                 "detail": if opted_in { json!({"arguments": params.get("arguments")}) } else { Value::Null },
+                "run_id": run.as_ref().map(|r| r.id.as_str()), // onceonly hook
             }),
         );
     }
@@ -250,6 +264,7 @@ fn in_request<R>(
     PgTryBuilder::new(std::panic::AssertUnwindSafe(f))
         .finally(|| {
             principal::leave();
+            crate::runs::leave(); // onceonly hook
             session::forget_session_state();
         })
         .execute()

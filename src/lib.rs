@@ -16,9 +16,12 @@ mod ledger;
 mod metadata;
 mod modern;
 mod mrtr;
+mod idempotency;
 mod principal;
+mod projection;
 mod protocol;
 mod registry;
+mod runs;
 mod session;
 mod settings;
 mod types;
@@ -41,6 +44,12 @@ extension_sql_file!(
         principal::principal_partition,
         guards::now
     ]
+);
+// onceonly: stored outcomes of idempotent calls, the audit's run_id.
+extension_sql_file!(
+    "../sql/idempotency.sql",
+    name = "idempotency",
+    requires = ["bootstrap", guards::now, runs::run_id]
 );
 extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);
 

@@ -58,6 +58,15 @@ pub struct Metadata {
     #[serde(rename = "timeoutMs")]
     #[schemars(range(min = 1))]
     pub timeout_ms: Option<u64>,
+    // --- onceonly (issue 13, 4-5): model-output projection, exactly-once operations ---
+    /// "schema.function" taking `(result jsonb)` and returning `jsonb`: what the model (and the
+    /// client) sees of this tool's result, run as the caller. An object becomes the
+    /// `structuredContent` and its JSON the text; a string is the text alone.
+    pub model_output: Option<String>,
+    /// The parameter whose value is the call's idempotency key (the `_meta` key
+    /// `io.chumbo/idempotency-key` works for every tool that is not read-only).
+    pub idempotency_key: Option<String>,
+    // --- end onceonly ---
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]

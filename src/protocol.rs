@@ -421,9 +421,17 @@ fn run<T>(
             }));
         }
     }
-    Err(Stop::Failed(execute::public_error(
+    // onceonly hook: the setting error_projection rephrases what the model is told.
+    let trace = session::trace_id();
+    let shown = execute::public_error(&e, &trace);
+    Err(Stop::Failed(crate::projection::model_error(
+        s.error_projection.as_deref(),
+        ctx.caller,
+        &cap.name,
+        shown,
         &e,
-        &session::trace_id(),
+        &trace,
+        timeout_ms,
     )))
 }
 
@@ -503,10 +511,25 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> Answer {
             )));
         }
     }
+    // onceonly hook: exactly-once operations (claim, or answer from the stored outcome).
+    let operation = match crate::idempotency::begin(ctx, cap, &args, params) {
+        crate::idempotency::Begin::Run => None,
+        crate::idempotency::Begin::Claimed(op) => Some(op),
+        crate::idempotency::Begin::Answer(a) => return Ok(a?),
+    };
     match run(ctx, cap, &args, params, "tools/call", |r| {
         tool_result(ctx, cap, r)
     }) {
-        Ok(result) => Ok(result),
+        Ok(result) => {
+            // onceonly hook: the outcome is stored in the call's transaction; a failure to store
+            // raises, and the method's subtransaction undoes the tool's writes with it.
+            if let Some(op) = operation {
+                if let Err(e) = crate::idempotency::complete(op, &result) {
+                    error!("chumbo: the outcome of an idempotent call could not be stored: {e}");
+                }
+            }
+            Ok(result)
+        }
         Err(Stop::Reply(a)) => a,
         Err(Stop::Failed(e)) => Ok(tool_error(e.message)),
     }
@@ -516,7 +539,9 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> Answer {
 /// then fails and its writes are undone, see execute::call).
 fn tool_result(ctx: &Context, cap: &Capability, returned: Returned) -> Result<Value, String> {
     let max = ctx.registry.settings.max_result_bytes;
-    let (text, structured) = match (cap.returns, returned) {
+    // onceonly hook: @mcp model_output projects the result before it is rendered and checked.
+    let (shape, returned) = crate::projection::model_output(cap, returned)?;
+    let (text, structured) = match (shape, returned) {
         (ReturnShape::ToolResult, Returned::One(Some(v))) => return Ok(v),
         (_, Returned::Rows { rows, truncated }) => {
             let mut s = json!({"rows": rows});

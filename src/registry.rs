@@ -482,6 +482,15 @@ fn reflect(f: &Value, overloaded: bool) -> (Entry, Option<Capability>) {
         }
     }
 
+    // onceonly hook: model_output / idempotency_key checks (src/idempotency.rs).
+    crate::idempotency::check_metadata(
+        &meta,
+        kind == Kind::Tool,
+        matches!(f["volatility"].as_str(), Some("s" | "i")),
+        &params,
+        &mut problems,
+        &mut warnings,
+    );
     entry.problems = problems;
     entry.warnings = warnings;
     if !entry.problems.is_empty() {

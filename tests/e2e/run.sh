@@ -115,6 +115,8 @@ suite "edge security (typescript)" node --test --test-reporter=spec ts/edge_secu
 psql_at "$PGPORT" "$DB" -c "select chumbo.configure('{\"max_in_flight\": 64}')" >/dev/null 2>&1 \
   || warn "this chumbo has no max_in_flight setting"
 suite "concurrency (edge -> postgres)" env E2E_LABEL="edge -> postgres" node --test --test-reporter=spec ts/concurrency.test.mjs
+# Exactly-once and projection (issue 13), both eras; its 16 parallel retries need the same bound.
+suite "exactly once, projection, runs (typescript, both eras)" node --test --test-reporter=spec ts/exactly_once.test.mjs
 
 # 4. pgbouncer between a second edge and Postgres. pgbouncer 1.18 (Debian 12) has no
 #    prepared-statement support in transaction mode, so that edge uses unnamed statements.

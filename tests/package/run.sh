@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The package suite: install chumbo from the `make package` tarball alone, start a fresh cluster
-# on that install, run the README quickstart against it, then the 0.1.0 -> 0.2.0 upgrade test.
+# on that install, run the README quickstart against it, then the 0.1.0 -> 0.3.0 upgrade test (through 0.2.0).
 #
 # Where it installs: by default into a private copy of the system PostgreSQL 15
 # ($CHUMBO_PKG_ROOT, default /var/tmp/chumbo-<hash>/pkgroot/usr/{lib,share}/postgresql/$PG_MAJOR) from

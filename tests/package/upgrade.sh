@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The 0.1.0 -> 0.2.0 upgrade path, checked by comparison (pgmq-style), against a running server on
+# The 0.1.0 -> 0.3.0 upgrade path (0.1.0 -> 0.2.0 -> 0.3.0), checked by comparison (pgmq-style), against a running server on
 # 127.0.0.1:$PGPORT whose extension directory holds chumbo--0.1.0.sql, chumbo--0.2.0.sql and
 # chumbo--0.1.0--0.2.0.sql (tests/package/run.sh provides one, installed from the package alone).
 #   a. chumbo_up:    create extension chumbo version '0.1.0', a capability, settings, an API key,
@@ -16,7 +16,7 @@ PKG_PG_BIN="${PG_BIN:-}"                  # lib.sh sets PG_BIN; an explicit one 
 source "$(dirname "$0")/../../scripts/lib.sh"
 : "${PGPORT:?PGPORT: the port of a running server with chumbo 0.1.0 and 0.2.0 installed}"
 PG_BIN="${PKG_PG_BIN:-$PG_BIN}"
-FROM=0.1.0 TO=0.2.0
+FROM=0.1.0 TO=0.3.0
 WORK="$(mktemp -d)"; trap 'rm -rf "$WORK"' EXIT
 q() { local db="$1"; shift; psql_at "$PGPORT" "$db" "$@"; }
 fail() { printf 'upgrade: FAILED: %s\n' "$*" >&2; exit 1; }
@@ -60,7 +60,8 @@ TABLES=(settings api_keys state_entries sandboxes audit_events rate_counters req
 snapshot() {   # every row of every table chumbo had at 0.1.0, as text
   local t parts=()
   for t in "${TABLES[@]}"; do
-    parts+=("'$t', (select jsonb_agg(to_jsonb(x) order by to_jsonb(x)::text) from chumbo.$t x)")
+    # columns added after 0.1.0 (audit_events.run_id, 0.3.0) are left out: they are new, not lost
+    parts+=("'$t', (select jsonb_agg(to_jsonb(x) - 'run_id' order by (to_jsonb(x) - 'run_id')::text) from chumbo.$t x)")
   done
   q chumbo_up -Atc "select jsonb_build_object($(IFS=,; echo "${parts[*]}"))"
 }

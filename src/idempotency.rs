@@ -179,10 +179,12 @@ pub fn begin(ctx: &Context, cap: &Capability, args: &Map<String, Value>, params:
     if !try_claim(&op.principal, &op.tool, &op.key_digest) {
         return Begin::Answer(Ok(in_progress(&cap.name)));
     }
-    // The claim is ours: whatever committed before it is visible to this statement.
+    // The claim is ours. Read read-write (a fresh snapshot after a command-counter increment):
+    // the outcome may have been committed by another backend after this statement began, or
+    // stored by an earlier message of this same statement (a batch).
     let stored = session::as_owner(|| {
-        Spi::connect(|c| {
-            let t = c.select(
+        Spi::connect_mut(|c| {
+            let t = c.update(
                 "select args_digest, result from chumbo.idempotency_outcomes
                   where principal = $1 and tool = $2 and key_digest = $3 and expires_at > chumbo.now()",
                 Some(1),

@@ -64,6 +64,14 @@ pub fn model_output(cap: &Capability, returned: Returned) -> Result<(ReturnShape
         .map_err(|e| format!("the model_output function of {} failed: {e}", cap.name))?
         .map(|j| j.0)
         .unwrap_or(Value::Null);
+    if cap.returns == ReturnShape::ToolResult
+        && !projected.get("content").is_some_and(Value::is_array)
+    {
+        return Err(format!(
+            "the model_output function of {} must return a tool result (an object with a content array)",
+            cap.name
+        ));
+    }
     let shape = match (cap.returns, &projected) {
         (ReturnShape::ToolResult, _) => ReturnShape::ToolResult,
         (_, Value::Object(_)) => ReturnShape::Json,

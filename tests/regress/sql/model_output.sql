@@ -86,7 +86,7 @@ begin
 end $$;
 create table app.uniq (id int primary key);
 insert into app.uniq values (1);
-grant insert on app.uniq to authenticated;
+grant insert, select on app.uniq to authenticated;
 create function mcp.conflict() returns int language sql as $$ insert into app.uniq values (1) returning id $$;
 create function mcp.says_secret() returns text language plpgsql as $$ begin raise exception 'account 12345 is locked'; end $$;
 create function mcp.divides() returns int language sql as $$ select 1 / 0 $$;

@@ -13,7 +13,7 @@ create function mcp.which_run() returns text language sql as $$ select coalesce(
 revoke execute on function mcp.which_run() from public;
 grant execute on function mcp.which_run() to authenticated;
 create function pg_temp.call(claims jsonb, run jsonb, key text default null) returns jsonb language sql as $$
-  select regress.rpc(claims, 'tools/call', jsonb_build_object('name', 'which_run', 'arguments', '{}',
+  select regress.rpc(claims, 'tools/call', jsonb_build_object('name', 'which_run', 'arguments', '{}'::jsonb,
     '_meta', jsonb_strip_nulls(jsonb_build_object('io.chumbo/run', run, 'io.chumbo/idempotency-key', key)))) $$;
 create function pg_temp.shown(r jsonb) returns text language sql as $$
   select coalesce('ok: ' || (r #>> '{result,content,0,text}'), 'rpc error ' || (r #>> '{error,code}') || ': ' || (r #>> '{error,message}')) $$;

@@ -48,6 +48,7 @@ SQL
 # Hold the tool's lock, start the 16 clients, let go once a call is provably running (waiting on
 # the lock) and 16 answers or more are logged (everyone else was told "in progress").
 coproc HOLD { PGOPTIONS="-c client_min_messages=warning" psql -X -q -A -t -v ON_ERROR_STOP=1; }
+hold_pid=$HOLD_PID
 echo "select 'held' from (select pg_advisory_lock(74301)) l;" >&"${HOLD[1]}"
 read -r line <&"${HOLD[0]}"; [[ "$line" == held ]] || { echo "concurrency_idempotency: no lock" >&2; exit 1; }
 out="$(mktemp)"
@@ -63,7 +64,7 @@ done
 echo "select pg_advisory_unlock(74301); \\q" >&"${HOLD[1]}"
 wait "$bench" || { tail -n 15 "$out" >&2; echo "concurrency_idempotency: FAIL pgbench" >&2; fail=1; }
 rm -f "$out"
-wait "$HOLD_PID" 2>/dev/null || true
+wait "$hold_pid" 2>/dev/null || true
 
 check "tool ran once (ledger rows)" 1 "$(q -c "select count(*) from once_conc.ledger")"
 check "stored outcomes" 1 "$(q -c "select count(*) from chumbo.idempotency_outcomes where tool = 'conc_once'")"

@@ -10,7 +10,8 @@
 #      courier on a new kid, SSE framing, CHUMBO_CLIENT_IP_HEADER; it starts edges of its own on
 #      $E2E_AUX_EDGE_PORT and a JWKS server on $E2E_AUX_JWKS_PORT (free ports unless set), and uses
 #      database chumbo_e2e_public
-#      in auth_mode public), node --test ts/concurrency.test.mjs
+#      in auth_mode public), node --test ts/concurrency.test.mjs, ts/exactly_once.test.mjs (issue 13: projection,
+#      idempotency keys, run handles, both eras)
 #   4. starts pgbouncer (transaction pooling, as user postgres, temp dir) and a second edge behind
 #      it, and runs the concurrency test again through it
 #      The database's JWKS is removed first and that edge gets CHUMBO_JWKS_URL (a local static

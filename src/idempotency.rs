@@ -59,7 +59,9 @@ pub fn check_metadata(
             ));
         }
         if !params.iter().any(|p| &p.name == k) {
-            problems.push(format!("idempotency_key names \"{k}\", which is not a parameter"));
+            problems.push(format!(
+                "idempotency_key names \"{k}\", which is not a parameter"
+            ));
         }
     }
 }
@@ -110,12 +112,15 @@ fn key_of(
     params: &Map<String, Value>,
 ) -> Result<Option<String>, RpcError> {
     let bad = |why: &str| RpcError::invalid_params(format!("Invalid params: {META_KEY} {why}"));
-    let given = params.get("_meta").and_then(|m| m.get(META_KEY)).or_else(|| {
-        cap.meta
-            .idempotency_key
-            .as_ref()
-            .and_then(|name| args.get(name))
-    });
+    let given = params
+        .get("_meta")
+        .and_then(|m| m.get(META_KEY))
+        .or_else(|| {
+            cap.meta
+                .idempotency_key
+                .as_ref()
+                .and_then(|name| args.get(name))
+        });
     let key = match given {
         None | Some(Value::Null) => return Ok(None),
         Some(Value::String(s)) => s.clone(),
@@ -159,7 +164,12 @@ fn in_progress(tool: &str) -> Value {
 
 /// Before a tool runs: no key (or a read-only tool) runs as usual; otherwise the operation is
 /// claimed, or answered from its stored outcome, or refused.
-pub fn begin(ctx: &Context, cap: &Capability, args: &Map<String, Value>, params: &Map<String, Value>) -> Begin {
+pub fn begin(
+    ctx: &Context,
+    cap: &Capability,
+    args: &Map<String, Value>,
+    params: &Map<String, Value>,
+) -> Begin {
     if cap.read_only {
         return Begin::Run;
     }
@@ -209,14 +219,20 @@ pub fn begin(ctx: &Context, cap: &Capability, args: &Map<String, Value>, params:
             if let Some(obj) = result.as_object_mut() {
                 let meta = obj.entry("_meta").or_insert(json!({}));
                 if let Some(m) = meta.as_object_mut() {
-                    m.insert("io.chumbo/idempotency".into(), json!({"status": "replayed"}));
+                    m.insert(
+                        "io.chumbo/idempotency".into(),
+                        json!({"status": "replayed"}),
+                    );
                 }
             }
             Begin::Answer(Ok(result))
         }
         _ => Begin::Answer(Err(RpcError::new(
             crate::jsonrpc::INTERNAL_ERROR,
-            format!("Internal error: the outcome of this operation cannot be read (trace id {})", session::trace_id()),
+            format!(
+                "Internal error: the outcome of this operation cannot be read (trace id {})",
+                session::trace_id()
+            ),
         ))),
     }
 }

@@ -50,12 +50,19 @@ fn value_of(returned: Returned) -> Value {
 /// that fails fails the call and undoes its writes, like a result over the size limit. An object
 /// is rendered as structured content, a string as text; a tool returning a whole tool result
 /// gets the projection's value as its tool result.
-pub fn model_output(cap: &Capability, returned: Returned) -> Result<(ReturnShape, Returned), String> {
+pub fn model_output(
+    cap: &Capability,
+    returned: Returned,
+) -> Result<(ReturnShape, Returned), String> {
     let Some(func) = &cap.meta.model_output else {
         return Ok((cap.returns, returned));
     };
-    let qualified = resolve(func, "jsonb")
-        .ok_or_else(|| format!("the model_output function {func}(jsonb) of {} does not exist", cap.name))?;
+    let qualified = resolve(func, "jsonb").ok_or_else(|| {
+        format!(
+            "the model_output function {func}(jsonb) of {} does not exist",
+            cap.name
+        )
+    })?;
     let sql = format!("select {qualified}($1)::pg_catalog.jsonb");
     let input = JsonB(value_of(returned));
     // An error raised here (the application's RAISE, a permission refusal) ends the call as an
@@ -118,9 +125,10 @@ pub fn model_error(
         "trace_id": trace_id,
     }));
     let name = capability.to_string();
-    let projected = session::run_as_caller(caller.role_oid, &caller.claims, timeout_ms, move || {
-        Spi::get_one_with_args::<String>(&sql, &[name.as_str().into(), details.into()])
-    });
+    let projected =
+        session::run_as_caller(caller.role_oid, &caller.claims, timeout_ms, move || {
+            Spi::get_one_with_args::<String>(&sql, &[name.as_str().into(), details.into()])
+        });
     match projected {
         Ok(Ok(Some(text))) => PublicError {
             message: format!("{text}{suffix}"),

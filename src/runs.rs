@@ -42,18 +42,31 @@ fn mac(key: &[u8], payload: &[u8]) -> Hmac<Sha256> {
 }
 
 fn issue(key: &[u8], principal: &str, ttl: u32) -> Run {
-    let id = format!("{}{}", crate::session::trace_id(), crate::session::trace_id());
-    let payload = json!({"p": principal, "r": id, "x": crate::guards::now_unix() + ttl as i64}).to_string();
+    let id = format!(
+        "{}{}",
+        crate::session::trace_id(),
+        crate::session::trace_id()
+    );
+    let payload =
+        json!({"p": principal, "r": id, "x": crate::guards::now_unix() + ttl as i64}).to_string();
     let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
     let tag = mac(key, payload.as_bytes()).finalize().into_bytes();
     Run {
-        issued: Some(format!("{}.{}", b64.encode(payload.as_bytes()), b64.encode(tag))),
+        issued: Some(format!(
+            "{}.{}",
+            b64.encode(payload.as_bytes()),
+            b64.encode(tag)
+        )),
         id,
     }
 }
 
 fn verify(key: &[u8], handle: &str, principal: &str) -> Result<String, RpcError> {
-    let invalid = || RpcError::invalid_params(format!("Invalid params: {META_KEY} is not a valid run handle of this caller"));
+    let invalid = || {
+        RpcError::invalid_params(format!(
+            "Invalid params: {META_KEY} is not a valid run handle of this caller"
+        ))
+    };
     if handle.len() > MAX_HANDLE_CHARS {
         return Err(invalid());
     }
@@ -61,26 +74,44 @@ fn verify(key: &[u8], handle: &str, principal: &str) -> Result<String, RpcError>
     let (payload, tag) = handle.split_once('.').ok_or_else(invalid)?;
     let payload = b64.decode(payload).map_err(|_| invalid())?;
     let tag = b64.decode(tag).map_err(|_| invalid())?;
-    mac(key, &payload).verify_slice(&tag).map_err(|_| invalid())?;
+    mac(key, &payload)
+        .verify_slice(&tag)
+        .map_err(|_| invalid())?;
     let p: Value = serde_json::from_slice(&payload).map_err(|_| invalid())?;
     if p["p"] != principal {
         return Err(invalid());
     }
     if p["x"].as_i64().unwrap_or(0) < crate::guards::now_unix() {
-        return Err(RpcError::invalid_params(format!("Invalid params: {META_KEY}: the run handle has expired")));
+        return Err(RpcError::invalid_params(format!(
+            "Invalid params: {META_KEY}: the run handle has expired"
+        )));
     }
     p["r"].as_str().map(String::from).ok_or_else(invalid)
 }
 
 /// The run of a request (`params._meta["io.chumbo/run"]`): none, a new one (`true`), or the one
 /// a valid handle names.
-pub fn of_request(registry: &Registry, caller: &Caller, params: &Map<String, Value>) -> Result<Option<Run>, RpcError> {
-    let key = registry.keys.get("request_state").cloned().unwrap_or_default();
+pub fn of_request(
+    registry: &Registry,
+    caller: &Caller,
+    params: &Map<String, Value>,
+) -> Result<Option<Run>, RpcError> {
+    let key = registry
+        .keys
+        .get("request_state")
+        .cloned()
+        .unwrap_or_default();
     let principal = caller.principal.digest();
     match params.get("_meta").and_then(|m| m.get(META_KEY)) {
         None | Some(Value::Null) | Some(Value::Bool(false)) => Ok(None),
-        Some(Value::Bool(true)) => Ok(Some(issue(&key, principal, registry.settings.run_ttl_seconds))),
-        Some(Value::String(h)) => verify(&key, h, principal).map(|id| Some(Run { id, issued: None })),
+        Some(Value::Bool(true)) => Ok(Some(issue(
+            &key,
+            principal,
+            registry.settings.run_ttl_seconds,
+        ))),
+        Some(Value::String(h)) => {
+            verify(&key, h, principal).map(|id| Some(Run { id, issued: None }))
+        }
         Some(_) => Err(RpcError::invalid_params(format!(
             "Invalid params: {META_KEY} must be true (start a run) or a run handle"
         ))),

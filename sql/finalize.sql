@@ -21,7 +21,8 @@ grant execute on function
     chumbo.content_blob_resource(text, bytea, text), chumbo.message(text, jsonb),
     chumbo.tool_result(jsonb, jsonb, boolean), chumbo.log(text, jsonb, text),
     chumbo.progress(double precision, double precision, text), chumbo.metadata_schema(),
-    chumbo.input(text, jsonb), chumbo.inputs(jsonb), chumbo.client_capabilities(), chumbo.surface()
+    chumbo.input(text, jsonb), chumbo.inputs(jsonb), chumbo.client_capabilities(), chumbo.surface(),
+    chumbo.run_id() -- onceonly
 to public;
 
 do $$

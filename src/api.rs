@@ -103,6 +103,11 @@ fn process_message(
         era,
         headers,
     };
+    // The request's run (a verified run handle, or a new one; src/runs.rs).
+    let run = match crate::runs::of_request(registry, caller, &params) {
+        Ok(r) => r,
+        Err(e) => return nothing(Some(Reply::of(jsonrpc::error(&id, &e.rpc())))),
+    };
     let state_key = registry.keys.get("state").cloned().unwrap_or_default();
     let scope = RequestScope::enter(
         caller.principal.clone(),
@@ -110,11 +115,19 @@ fn process_message(
         progress,
         registry.settings.max_result_bytes,
     );
+    crate::runs::enter(run.as_ref());
     // Anything unexpected (a bug, a catalog hiccup) must still be answered, and must not leave
     // half-done work behind: hence the subtransaction around the whole method.
     let outcome = session::in_subtransaction(|| protocol::dispatch(&ctx, &method, &params));
     let events = scope.take_events();
     drop(scope);
+    // a newly issued run handle goes back in the result's _meta
+    let outcome = outcome.map(|o| {
+        o.map(|mut result| {
+            crate::runs::decorate(&mut result, run.as_ref());
+            result
+        })
+    });
     let trace = session::trace_id();
     let (response, missing_scopes, class) = match outcome {
         Ok(Ok(result)) => {
@@ -173,6 +186,7 @@ fn process_message(
                 "duration_ms": started.elapsed().as_secs_f64() * 1000.0,
                 "bytes": reply.text.len(),
                 "detail": if opted_in { json!({"arguments": params.get("arguments")}) } else { Value::Null },
+                "run_id": run.as_ref().map(|r| r.id.as_str()),
             }),
         );
     }

@@ -53,9 +53,9 @@ pub fn audit(last: bool, event: Value) {
                 Spi::connect_mut(|client| {
                     session::run_kept(
                     client,
-                    "insert into chumbo.audit_events (trace_id, era, method, capability, principal, outcome, duration_ms, bytes, detail)
+                    "insert into chumbo.audit_events (trace_id, era, method, capability, principal, outcome, duration_ms, bytes, detail, run_id)
                      select e->>'trace_id', e->>'era', e->>'method', e->>'capability', e->>'principal', e->>'outcome',
-                            (e->>'duration_ms')::float8, (e->>'bytes')::int, e->'detail'
+                            (e->>'duration_ms')::float8, (e->>'bytes')::int, e->'detail', e->>'run_id'
                      from (select $1::jsonb as e) s",
                     &[pgrx::pg_sys::JSONBOID],
                     &[JsonB(event).into()],

@@ -13,6 +13,7 @@ mod error;
 mod events;
 mod execute;
 mod guards;
+mod idempotency;
 mod jsonrpc;
 #[cfg(test)]
 mod layering;
@@ -21,9 +22,11 @@ mod metadata;
 mod mrtr;
 mod pages;
 mod principal;
+mod projection;
 mod protocol;
 mod registry;
 mod render;
+mod runs;
 mod scope;
 mod session;
 mod settings;
@@ -89,6 +92,12 @@ extension_sql_file!(
     "../sql/skills.sql",
     name = "skills",
     requires = ["registry", skills::skill_unpack, skills::builtin_skill]
+);
+// onceonly: stored outcomes of idempotent calls, the audit's run_id.
+extension_sql_file!(
+    "../sql/idempotency.sql",
+    name = "idempotency",
+    requires = ["bootstrap", guards::now, runs::run_id]
 );
 extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);
 

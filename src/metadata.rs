@@ -68,6 +68,15 @@ pub struct Metadata {
     /// "schema.function" `(rows jsonb) returns text` that writes the text block of a
     /// set-returning tool's page, run as the caller (default: a Markdown table or JSON lines).
     pub text: Option<String>,
+    // --- onceonly (issue 13, 4-5): model-output projection, exactly-once operations ---
+    /// "schema.function" taking `(result jsonb)` and returning `jsonb`: what the model (and the
+    /// client) sees of this tool's result, run as the caller. An object becomes the
+    /// `structuredContent` and its JSON the text; a string is the text alone.
+    pub model_output: Option<String>,
+    /// The parameter whose value is the call's idempotency key (the `_meta` key
+    /// `io.chumbo/idempotency-key` works for every tool that is not read-only).
+    pub idempotency_key: Option<String>,
+    // --- end onceonly ---
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
@@ -368,4 +377,48 @@ pub fn add_paging_to_schemas(input: &mut Value, output: Option<&mut Map<String, 
             json!({"type": "object", "properties": {"name": {"type": "string"}, "arguments": {"type": "object"}}}),
         );
     }
+}
+
+/// Registry checks of the keys this module reads (a problem hides the capability; doctor shows it).
+pub fn once_only_problems(
+    meta: &Metadata,
+    is_tool: bool,
+    read_only: bool,
+    params: &[String],
+    problems: &mut Vec<String>,
+    warnings: &mut Vec<String>,
+) {
+    if !is_tool && (meta.model_output.is_some() || meta.idempotency_key.is_some()) {
+        problems.push("model_output and idempotency_key apply to tools only".into());
+    }
+    if let Some(f) = &meta.model_output {
+        if !valid_function_name(f) {
+            problems.push(format!(
+                "model_output must name a function as \"schema.function\", not {f:?}"
+            ));
+        }
+    }
+    if let Some(k) = &meta.idempotency_key {
+        if read_only {
+            warnings.push(format!(
+                "idempotency_key {k:?} is ignored: the function is read-only (stable or immutable), so a retry runs it again"
+            ));
+        }
+        if !params.iter().any(|p| p == k) {
+            problems.push(format!(
+                "idempotency_key names \"{k}\", which is not a parameter"
+            ));
+        }
+    }
+}
+
+/// "schema.function" with plain identifiers: what the metadata may name.
+fn valid_function_name(s: &str) -> bool {
+    let ident = |p: &str| {
+        !p.is_empty()
+            && p.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+            && !p.starts_with(|c: char| c.is_ascii_digit())
+    };
+    matches!(s.split_once('.'), Some((a, b)) if ident(a) && ident(b))
 }

@@ -297,9 +297,9 @@ enum Problem {
     InvalidOutputSchema,
     #[error("inputSchema is not a valid JSON Schema: {0}")]
     InvalidInputSchema(String),
-    /// Paging metadata that cannot work (src/pages.rs says why).
+    /// Paging, projection or idempotency metadata that cannot work (metadata.rs says why).
     #[error("{0}")]
-    Paging(String),
+    Rule(String),
 }
 
 const WARN_PRIVILEGED: &str =
@@ -310,7 +310,7 @@ const WARN_PUBLIC_EXECUTE: &str = "PUBLIC may execute it, so every allowed role 
 #[derive(Default)]
 struct Findings {
     problems: Vec<Problem>,
-    warnings: Vec<&'static str>,
+    warnings: Vec<String>,
 }
 
 /// Everything a registry is built from, read in one go as the extension owner.
@@ -457,7 +457,7 @@ fn reflect(f: &ReflectedFunction, overloaded: bool) -> (Entry, Option<Capability
     if declared.kind != Kind::Tool && f.returns_set {
         found.problems.push(Problem::ReturnsSet(declared.kind));
     }
-    check_paging(f, &mut declared, &params, &mut input_schema, &mut found);
+    check_rules(f, &mut declared, &params, &mut input_schema, &mut found);
     let output_validator = output_validator(&declared.meta, &mut found);
     // Derived schemas are valid by construction; a declared one is checked now, for doctor.
     if declared.meta.input_schema.is_some() {
@@ -477,7 +477,7 @@ fn reflect(f: &ReflectedFunction, overloaded: bool) -> (Entry, Option<Capability
         name: f.name.clone(),
         kind: declared.kind,
         problems: found.problems.iter().map(Problem::to_string).collect(),
-        warnings: found.warnings.iter().map(|w| w.to_string()).collect(),
+        warnings: found.warnings,
         oid,
     };
     if !entry.problems.is_empty() {
@@ -502,9 +502,10 @@ fn reflect(f: &ReflectedFunction, overloaded: bool) -> (Entry, Option<Capability
 }
 
 /// Step 2: the @mcp metadata, the resource URI template and the kind they make.
-/// Set-returning tools page (src/pages.rs): their paging metadata is checked, and a `cursor`
-/// argument (and `next_cursor`/`next_call` in a declared output schema) is added to their schemas.
-fn check_paging(
+/// The metadata rules of paging, model_output and idempotency_key (metadata.rs); set-returning
+/// tools page (src/pages.rs), so a `cursor` argument (and `next_cursor`/`next_call` in a declared
+/// output schema) is added to their schemas.
+fn check_rules(
     f: &ReflectedFunction,
     declared: &mut Declared,
     params: &[Param],
@@ -514,8 +515,20 @@ fn check_paging(
     let names: Vec<String> = params.iter().map(|p| p.name.clone()).collect();
     let returns = types::return_shape(&f.return_type);
     for p in metadata::paging_problems(&declared.meta, f.returns_set, returns, &names) {
-        found.problems.push(Problem::Paging(p));
+        found.problems.push(Problem::Rule(p));
     }
+    let mut problems = vec![];
+    metadata::once_only_problems(
+        &declared.meta,
+        declared.kind == Kind::Tool,
+        matches!(f.volatility.as_str(), "s" | "i"),
+        &names,
+        &mut problems,
+        &mut found.warnings,
+    );
+    found
+        .problems
+        .extend(problems.into_iter().map(Problem::Rule));
     if declared.kind == Kind::Tool && f.returns_set {
         metadata::add_paging_to_schemas(input_schema, declared.meta.output_schema.as_mut());
     }
@@ -570,13 +583,13 @@ fn check_function(f: &ReflectedFunction, d: &Declared, overloaded: bool, found: 
     }
     if f.security_definer {
         if d.meta.privileged {
-            found.warnings.push(WARN_PRIVILEGED);
+            found.warnings.push(WARN_PRIVILEGED.into());
         } else {
             found.problems.push(Problem::SecurityDefiner);
         }
     }
     if f.public_execute {
-        found.warnings.push(WARN_PUBLIC_EXECUTE);
+        found.warnings.push(WARN_PUBLIC_EXECUTE.into());
     }
     for key in d.meta.params.keys() {
         if !f.args.iter().any(|a| a.name.as_ref() == Some(key)) {

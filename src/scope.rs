@@ -9,6 +9,7 @@
 use crate::events;
 use crate::mrtr;
 use crate::principal::{self, Principal};
+use crate::runs;
 use crate::session;
 use serde_json::Value;
 use std::marker::PhantomData;
@@ -44,6 +45,7 @@ impl RequestScope {
 impl Drop for RequestScope {
     fn drop(&mut self) {
         principal::leave();
+        runs::leave();
         mrtr::clear();
         drop(events::take());
         session::forget_session_state();

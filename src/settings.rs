@@ -90,6 +90,17 @@ pub struct Settings {
     /// "schema.function" taking (provider text, provider_sandbox_id text) that
     /// chumbo.sandbox_idle_stop() calls for each idle sandbox.
     pub sandbox_stopper: Option<String>,
+    // --- onceonly (issue 13, 4-5) ---
+    /// "schema.function" taking `(capability text, error jsonb)` and returning `text`, run as the
+    /// caller: rephrases or redacts what a failed capability tells the model. `error` holds the
+    /// already-redacted `message`, the `sqlstate`, whether the application `authored` it, and the
+    /// `trace_id`; null or an error of its own keeps chumbo's message.
+    pub error_projection: Option<String>,
+    /// How long the stored outcome of an idempotent call answers retries, in seconds.
+    pub idempotency_ttl_seconds: u32,
+    /// How long a run handle (`_meta` `io.chumbo/run`) stays valid, in seconds.
+    pub run_ttl_seconds: u32,
+    // --- end onceonly ---
 }
 
 impl Default for Settings {
@@ -119,6 +130,10 @@ impl Default for Settings {
             max_listen_streams: 4,
             state_namespaces: vec![],
             sandbox_stopper: None,
+            // onceonly
+            error_projection: None,
+            idempotency_ttl_seconds: 86_400,
+            run_ttl_seconds: 86_400,
         }
     }
 }
@@ -207,6 +222,9 @@ impl Settings {
                     "invalid chumbo settings: {name} must be at least 1"
                 ));
             }
+        }
+        if s.idempotency_ttl_seconds == 0 || s.run_ttl_seconds == 0 {
+            return Err("invalid chumbo settings: idempotency_ttl_seconds and run_ttl_seconds must be at least 1".into());
         }
         Ok(s)
     }

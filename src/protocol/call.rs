@@ -6,6 +6,7 @@ use crate::error::Error;
 use crate::execute::{self, PublicError, Returned};
 use crate::mrtr;
 use crate::pages;
+use crate::projection;
 use crate::registry::{Capability, Kind};
 use crate::session;
 use serde_json::{json, Map, Value};
@@ -164,9 +165,17 @@ pub(super) fn run<T>(
             }));
         }
     }
-    Err(Stop::Failed(execute::public_error(
+    // the setting error_projection may rephrase what the model is told (src/projection.rs)
+    let trace = session::trace_id();
+    let shown = execute::public_error(&e, &trace);
+    Err(Stop::Failed(projection::model_error(
+        s.error_projection.as_deref(),
+        ctx.caller,
+        &cap.name,
+        shown,
         &e,
-        &session::trace_id(),
+        &trace,
+        timeout_ms,
     )))
 }
 

@@ -6,9 +6,12 @@ use super::{stateless, Context, MethodResult};
 use crate::error::Error;
 use crate::events;
 use crate::execute::Returned;
+use crate::idempotency;
 use crate::pages;
+use crate::projection;
 use crate::registry::{Capability, Kind};
 use crate::types::ReturnShape;
+use pgrx::prelude::*;
 use serde_json::{json, Map, Value};
 
 pub const METHODS: &[&str] = &["tools/list", "tools/call"];
@@ -106,11 +109,26 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
         Ok(w) => w,
         Err(words) => return Ok(tool_error(words)),
     };
+    // exactly-once operations: claim the key, or answer from the stored outcome (src/idempotency.rs)
+    let operation = match idempotency::begin(ctx.registry, ctx.caller, cap, &args, params) {
+        idempotency::Begin::Run => None,
+        idempotency::Begin::Claimed(op) => Some(op),
+        idempotency::Begin::Answer(a) => return a,
+    };
     match run(ctx, cap, &args, params, "tools/call", &window, |r| {
         // execute::call raises the refusal, so the call's writes are rolled back
         tool_result(ctx, cap, &args, &window, r).map_err(|e| e.to_string())
     }) {
-        Ok(result) => Ok(result),
+        Ok(result) => {
+            // The outcome is stored in the call's transaction; a failure to store raises, and the
+            // method's subtransaction undoes the tool's writes with it.
+            if let Some(op) = operation {
+                if let Err(e) = idempotency::complete(op, &result) {
+                    error!("chumbo: the outcome of an idempotent call could not be stored: {e}");
+                }
+            }
+            Ok(result)
+        }
         Err(Stop::Reply(a)) => a,
         Err(Stop::Failed(e)) => Ok(tool_error(e.message)),
     }
@@ -133,7 +151,14 @@ fn tool_result(
         })
     };
     let max = ctx.registry.settings.max_result_bytes;
-    let (text, structured) = match (cap.returns, returned) {
+    // @mcp model_output projects the result before it is rendered and checked (src/projection.rs)
+    let (shape, returned) =
+        projection::model_output(cap, returned).map_err(|message| Error::Capability {
+            message,
+            internal: false,
+            uri: None,
+        })?;
+    let (text, structured) = match (shape, returned) {
         (ReturnShape::ToolResult, Returned::One(Some(v))) => return Ok(v),
         (_, Returned::Rows { rows, more }) => {
             let (text, s) =

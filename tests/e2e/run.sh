@@ -11,7 +11,8 @@
 #      courier on a new kid, SSE framing, CHUMBO_CLIENT_IP_HEADER; it starts edges of its own on
 #      $E2E_AUX_EDGE_PORT and a JWKS server on $E2E_AUX_JWKS_PORT (free ports unless set), and uses
 #      database chumbo_e2e_public
-#      in auth_mode public), node --test ts/concurrency.test.mjs
+#      in auth_mode public), node --test ts/concurrency.test.mjs, ts/exactly_once.test.mjs (issue 13: projection,
+#      idempotency keys, run handles, both eras)
 #   4. starts pgbouncer (transaction pooling, as user postgres, temp dir) and a second edge behind
 #      it, and runs the concurrency test again through it
 #      The database's JWKS is removed first and that edge gets CHUMBO_JWKS_URL (a local static
@@ -118,6 +119,8 @@ suite "edge security (typescript)" node --test --test-reporter=spec ts/edge_secu
 psql_at "$PGPORT" "$DB" -c "select chumbo.configure('{\"max_in_flight\": 64}')" >/dev/null 2>&1 \
   || warn "this chumbo has no max_in_flight setting"
 suite "concurrency (edge -> postgres)" env E2E_LABEL="edge -> postgres" node --test --test-reporter=spec ts/concurrency.test.mjs
+# Exactly-once and projection (issue 13), both eras; its 16 parallel retries need the same bound.
+suite "exactly once, projection, runs (typescript, both eras)" node --test --test-reporter=spec ts/exactly_once.test.mjs
 
 # 4. pgbouncer between a second edge and Postgres. pgbouncer 1.18 (Debian 12) has no
 #    prepared-statement support in transaction mode, so that edge uses unnamed statements.

@@ -1,0 +1,138 @@
+//! What the model sees: a tool's `@mcp {"model_output": "schema.fn"}` turns its result into the
+//! result the client gets (counts instead of rows, say), and the setting `error_projection`
+//! rephrases or redacts what a failed capability says. Both are the application's own functions,
+//! run as the caller (RLS and EXECUTE apply), called by their catalog name: only catalog-quoted
+//! identifiers reach the SQL text.
+
+use crate::execute::{PublicError, Returned};
+use crate::registry::{Caller, Capability};
+use crate::session::{self, CaughtSqlError};
+use crate::types::ReturnShape;
+use pgrx::prelude::*;
+use pgrx::JsonB;
+use serde_json::{json, Value};
+
+/// `schema.fn` with the argument types `args` (e.g. "jsonb"), as a quoted name, or None when no
+/// such function exists.
+fn resolve(func: &str, args: &str) -> Option<String> {
+    Spi::connect(|c| {
+        c.select(
+            "select pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(p.proname)
+               from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace
+              where p.oid = pg_catalog.to_regprocedure($1 || $2)",
+            Some(1),
+            &[func.into(), format!("({args})").into()],
+        )?
+        .first()
+        .get_one::<String>()
+    })
+    .ok()
+    .flatten()
+}
+
+/// The value a projection receives: what the tool returned, as JSON (rows as
+/// `{"rows": [...], "more": bool}` - one page of them, see src/pages.rs - a tool result object as
+/// it is).
+fn value_of(returned: Returned) -> Value {
+    match returned {
+        Returned::One(v) => v.unwrap_or(Value::Null),
+        Returned::Rows { rows, more } => json!({"rows": rows, "more": more}),
+    }
+}
+
+/// Applies the tool's `model_output`, if it has one, to what it returned: the shape to render
+/// and the value. Runs inside the call (as the caller, in its subtransaction), so a projection
+/// that fails fails the call and undoes its writes, like a result over the size limit. An object
+/// is rendered as structured content, a string as text; a tool returning a whole tool result
+/// gets the projection's value as its tool result.
+pub fn model_output(
+    cap: &Capability,
+    returned: Returned,
+) -> Result<(ReturnShape, Returned), String> {
+    let Some(func) = &cap.meta.model_output else {
+        return Ok((cap.returns, returned));
+    };
+    let qualified = resolve(func, "jsonb").ok_or_else(|| {
+        format!(
+            "the model_output function {func}(jsonb) of {} does not exist",
+            cap.name
+        )
+    })?;
+    let sql = format!("select {qualified}($1)::pg_catalog.jsonb");
+    let input = JsonB(value_of(returned));
+    // An error raised here (the application's RAISE, a permission refusal) ends the call as an
+    // error; run_as_caller's subtransaction catches it.
+    // Application code, like the capability itself: it may write, so it may take a transaction id.
+    #[allow(clippy::disallowed_methods)]
+    let projected = Spi::get_one_with_args::<JsonB>(&sql, &[input.into()])
+        .map_err(|e| format!("the model_output function of {} failed: {e}", cap.name))?
+        .map(|j| j.0)
+        .unwrap_or(Value::Null);
+    if cap.returns == ReturnShape::ToolResult
+        && !projected.get("content").is_some_and(Value::is_array)
+    {
+        return Err(format!(
+            "the model_output function of {} must return a tool result (an object with a content array)",
+            cap.name
+        ));
+    }
+    let shape = match (cap.returns, &projected) {
+        (ReturnShape::ToolResult, _) => ReturnShape::ToolResult,
+        (_, Value::Object(_)) => ReturnShape::Json,
+        _ => ReturnShape::Text,
+    };
+    let returned = match projected {
+        Value::Null => Returned::One(None),
+        v => Returned::One(Some(v)),
+    };
+    Ok((shape, returned))
+}
+
+/// Gives the setting `error_projection` (if set) the already-redacted error of a failed
+/// capability; its text, when it returns one, replaces the message. The trace id always stays,
+/// so the server log line can still be found. A projection that fails itself, or returns null,
+/// leaves chumbo's message as it was: redaction can only ever replace an already-safe text.
+pub fn model_error(
+    func: Option<&str>,
+    caller: &Caller,
+    capability: &str,
+    error: PublicError,
+    caught: &CaughtSqlError,
+    trace_id: &str,
+    timeout_ms: u64,
+) -> PublicError {
+    let Some(func) = func else {
+        return error;
+    };
+    let suffix = format!(" (trace id {trace_id})");
+    let message = error
+        .message
+        .strip_suffix(&suffix)
+        .unwrap_or(&error.message)
+        .to_string();
+    let Some(qualified) = resolve(func, "text, jsonb") else {
+        return error;
+    };
+    let sql = format!("select {qualified}($1, $2)::pg_catalog.text");
+    let details = JsonB(json!({
+        "message": message,
+        "sqlstate": caught.sqlstate,
+        "authored": caught.authored,
+        "internal": error.internal,
+        "trace_id": trace_id,
+    }));
+    let name = capability.to_string();
+    let projected =
+        session::run_as_caller(caller.role_oid, &caller.claims, timeout_ms, move || {
+            // Application code: it may write, so it may take a transaction id.
+            #[allow(clippy::disallowed_methods)]
+            Spi::get_one_with_args::<String>(&sql, &[name.as_str().into(), details.into()])
+        });
+    match projected {
+        Ok(Ok(Some(text))) => PublicError {
+            message: format!("{text}{suffix}"),
+            internal: error.internal,
+        },
+        _ => error,
+    }
+}

@@ -5,6 +5,7 @@ use pgrx::prelude::*;
 
 mod api;
 mod apikey;
+mod approval;
 mod auth;
 mod content;
 mod doctor;
@@ -16,6 +17,7 @@ mod ledger;
 mod metadata;
 mod modern;
 mod mrtr;
+mod policy;
 mod principal;
 mod protocol;
 mod registry;

@@ -58,6 +58,25 @@ pub struct Metadata {
     #[serde(rename = "timeoutMs")]
     #[schemars(range(min = 1))]
     pub timeout_ms: Option<u64>,
+    // -- policy (issue 13: visibility, execution predicate, approval; see src/policy.rs) --
+    /// "schema.function" `() returns boolean`, run as the caller once per request: false hides
+    /// the capability from lists and refuses calls as if it did not exist.
+    pub visible: Option<String>,
+    /// "schema.function" `(arguments jsonb) returns boolean`, run as the caller before every
+    /// execution of the tool (again after an approval): false or an error denies the call.
+    pub can_execute: Option<String>,
+    /// `true`, or "schema.function" `(arguments jsonb) returns boolean` deciding per call: the
+    /// user confirms exactly this call (principal, tool, arguments) before it runs.
+    pub approval: Option<Approval>,
+    // -- end policy --
+}
+
+/// When a tool needs the user's confirmation.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Approval {
+    Always(bool),
+    When(String),
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]

@@ -294,8 +294,13 @@ fn named<'r>(
     if !ctx.caller.has_scopes(cap) {
         return Err(Failure {
             error: unknown(),
-            missing_scopes: cap.meta.scopes.clone(),
+            // policy hook: no insufficient_scope challenge when scopes come from the resolver.
+            missing_scopes: crate::policy::scopes_to_request(ctx.registry, cap),
         });
+    }
+    // policy hook: a capability its visibility predicate hides is unknown.
+    if !crate::policy::visible(cap, ctx.caller) {
+        return Err(unknown().into());
     }
     Ok(cap)
 }
@@ -503,6 +508,20 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> Answer {
             )));
         }
     }
+    // policy hook: execution predicate and approval (src/approval.rs) before every run.
+    let gate = crate::approval::Call {
+        registry: ctx.registry,
+        caller: ctx.caller,
+        client_capabilities: ctx.modern.map(|m| &m.client_capabilities),
+        params,
+    };
+    let (args, gated_params) = match crate::approval::gate(&gate, cap, args) {
+        crate::approval::Gate::Run(args, p) => (args, p),
+        crate::approval::Gate::Deny(m) => return Ok(tool_error(m)),
+        crate::approval::Gate::Reply(v) => return Ok(v),
+        crate::approval::Gate::Invalid(e) => return Err(e.into()),
+    };
+    let params = gated_params.as_ref().unwrap_or(params);
     match run(ctx, cap, &args, params, "tools/call", |r| {
         tool_result(ctx, cap, r)
     }) {
@@ -596,7 +615,8 @@ fn read_resource(ctx: &Context, params: &Map<String, Value>) -> Answer {
     if !ctx.caller.has_scopes(cap) {
         return Err(Failure {
             error: not_found_for(ctx, uri).error,
-            missing_scopes: cap.meta.scopes.clone(),
+            // policy hook: see named().
+            missing_scopes: crate::policy::scopes_to_request(ctx.registry, cap),
         });
     }
     let args: Map<String, Value> = vars

@@ -58,6 +58,8 @@ pub struct Capability {
     pub returns_set: bool,
     pub read_only: bool,
     pub template: Option<UriTemplate>,
+    /// policy hook: visibility, execution predicate, approval (src/policy.rs).
+    pub policy: crate::policy::Policy,
 }
 
 /// One function in `mcp` and, when it is not a capability, why.
@@ -482,6 +484,8 @@ fn reflect(f: &Value, overloaded: bool) -> (Entry, Option<Capability>) {
         }
     }
 
+    // policy hook: resolve visible/can_execute/approval functions (problems for doctor).
+    let policy = crate::policy::reflect(&meta, kind, &mut input_schema, &mut problems);
     entry.problems = problems;
     entry.warnings = warnings;
     if !entry.problems.is_empty() {
@@ -501,6 +505,7 @@ fn reflect(f: &Value, overloaded: bool) -> (Entry, Option<Capability>) {
         returns,
         returns_set,
         template,
+        policy,
     };
     (entry, Some(capability))
 }
@@ -520,7 +525,10 @@ impl Caller {
     }
 
     pub fn may_use(&self, c: &Capability) -> bool {
-        self.has_scopes(c) && session::can_execute(c.oid, self.role_oid)
+        self.has_scopes(c)
+            && session::can_execute(c.oid, self.role_oid)
+            // policy hook: the visibility predicate, last (it runs application code).
+            && crate::policy::visible(c, self)
     }
 }
 

@@ -82,6 +82,11 @@ pub struct Settings {
     /// "schema.function" taking (provider text, provider_sandbox_id text) that
     /// chumbo.sandbox_idle_stop() calls for each idle sandbox.
     pub sandbox_stopper: Option<String>,
+    // -- policy (issue 13, src/policy.rs) --
+    /// "schema.function" `() returns text[]`, run as the caller: the caller's scopes, from the
+    /// application's own tables, used instead of the token's `scope`/`scp` claims.
+    pub scope_resolver: Option<String>,
+    // -- end policy --
 }
 
 impl Default for Settings {
@@ -108,6 +113,7 @@ impl Default for Settings {
             max_listen_streams: 4,
             state_namespaces: vec![],
             sandbox_stopper: None,
+            scope_resolver: None,
         }
     }
 }

@@ -67,7 +67,7 @@ create function pg_temp.modern(claims jsonb, tool text, args jsonb, extra jsonb 
       '_meta', jsonb_build_object('io.modelcontextprotocol/protocolVersion', '2026-07-28',
                                   'io.modelcontextprotocol/clientCapabilities', caps)) || extra), claims) $$;
 create function pg_temp.status(id text) returns text language sql as $$
-  select status from public.projects where id = id::uuid $$;
+  select p.status from public.projects p where p.id = $1::uuid $$;
 
 -- 1. visibility and the scope resolver: hidden from lists, unknown to calls
 select 'alice' as who, pg_temp.names(regress.rpc(:'alice', 'tools/list')) as tools
@@ -121,19 +121,26 @@ select pg_temp.summary(r) as asked, r #>> '{result,inputRequests,io.chumbo/appro
 create function pg_temp.state(n text) returns jsonb language sql as $$ select r #> '{result,requestState}' from calls where calls.n = $1 $$;
 \set accept '{"io.chumbo/approval":{"action":"accept","content":{"approve":true}}}'
 \set decline '{"io.chumbo/approval":{"action":"decline"}}'
+-- attacks on a state for set_status (no execution predicate: only the binding can refuse)
+\set archive_anvil '{"project_id":"a1000000-0000-4000-8000-000000000002","status":"archived"}'
+insert into calls select 's1', pg_temp.modern(:'alice', 'set_status', :'archive_anvil');
 select label, pg_temp.summary(r) from (values
-  ('answer without the state', pg_temp.modern(:'alice', 'archive_project', :'anvil', jsonb_build_object('inputResponses', (:'accept')::jsonb))),
-  ('replayed by bob',          pg_temp.modern(:'bob', 'archive_project', :'anvil', jsonb_build_object('inputResponses', (:'accept')::jsonb, 'requestState', pg_temp.state('m1')))),
-  ('changed args',             pg_temp.modern(:'alice', 'archive_project', :'rocket', jsonb_build_object('inputResponses', (:'accept')::jsonb, 'requestState', pg_temp.state('m1')))),
-  ('tampered',                 pg_temp.modern(:'alice', 'archive_project', :'anvil', jsonb_build_object('inputResponses', (:'accept')::jsonb, 'requestState', 'x' || substr(pg_temp.state('m1') #>> '{}', 2))))
+  ('answer without the state', pg_temp.modern(:'alice', 'set_status', :'archive_anvil', jsonb_build_object('inputResponses', (:'accept')::jsonb))),
+  ('replayed by bob',          pg_temp.modern(:'bob', 'set_status', :'archive_anvil', jsonb_build_object('inputResponses', (:'accept')::jsonb, 'requestState', pg_temp.state('s1')))),
+  ('changed args',             pg_temp.modern(:'alice', 'set_status', '{"project_id":"a1000000-0000-4000-8000-000000000001","status":"archived"}', jsonb_build_object('inputResponses', (:'accept')::jsonb, 'requestState', pg_temp.state('s1')))),
+  ('other tool',               pg_temp.modern(:'alice', 'archive_project', :'anvil', jsonb_build_object('inputResponses', (:'accept')::jsonb, 'requestState', pg_temp.state('s1')))),
+  ('tampered',                 pg_temp.modern(:'alice', 'set_status', :'archive_anvil', jsonb_build_object('inputResponses', (:'accept')::jsonb, 'requestState', 'x' || substr(pg_temp.state('s1') #>> '{}', 2))))
 ) v(label, r);
 select pg_temp.status('a1000000-0000-4000-8000-000000000002') as anvil_still;
-select pg_temp.summary(pg_temp.modern(:'alice', 'archive_project', :'anvil', jsonb_build_object('inputResponses', (:'decline')::jsonb, 'requestState', pg_temp.state('m1')))) as refused,
-       pg_temp.status('a1000000-0000-4000-8000-000000000002') as anvil_after_refusal;
+-- refused, then approved, then the used state replayed
+select pg_temp.summary(pg_temp.modern(:'alice', 'archive_project', :'anvil', jsonb_build_object('inputResponses', (:'decline')::jsonb, 'requestState', pg_temp.state('m1')))) as refused;
+select pg_temp.status('a1000000-0000-4000-8000-000000000002') as anvil_after_refusal;
 insert into calls select 'm2', pg_temp.modern(:'alice', 'archive_project', :'anvil');
-select pg_temp.summary(pg_temp.modern(:'alice', 'archive_project', :'anvil', jsonb_build_object('inputResponses', (:'accept')::jsonb, 'requestState', pg_temp.state('m2')))) as approved,
-       pg_temp.status('a1000000-0000-4000-8000-000000000002') as anvil_now;
-select pg_temp.summary(pg_temp.modern(:'alice', 'archive_project', :'anvil', jsonb_build_object('inputResponses', (:'accept')::jsonb, 'requestState', pg_temp.state('m2')))) as replayed_after_use;
+select pg_temp.summary(pg_temp.modern(:'alice', 'archive_project', :'anvil', jsonb_build_object('inputResponses', (:'accept')::jsonb, 'requestState', pg_temp.state('m2')))) as approved;
+select pg_temp.status('a1000000-0000-4000-8000-000000000002') as anvil_now;
+update public.projects set status = 'active' where id = 'a1000000-0000-4000-8000-000000000002';
+select pg_temp.summary(pg_temp.modern(:'alice', 'archive_project', :'anvil', jsonb_build_object('inputResponses', (:'accept')::jsonb, 'requestState', pg_temp.state('m2')))) as replayed_after_use,
+       pg_temp.status('a1000000-0000-4000-8000-000000000002') as anvil_stays;
 -- a 2026-07-28 client without elicitation gets the token instead
 select pg_temp.summary(pg_temp.modern(:'bob', 'set_status', '{"project_id":"b1000000-0000-4000-8000-000000000002","status":"archived"}', '{}', '{}')) as no_elicitation;
 
@@ -142,8 +149,8 @@ select capability, outcome, detail->>'via' as via, detail->>'reason' as reason, 
   from chumbo.audit_events where method = 'approval' order by id;
 
 -- 6. doctor() explains for the caller in request.jwt.claims; unusable policy names are problems
-select function, state, reasons from chumbo.doctor() where function in ('mcp.bad_names()', 'mcp.acme_report()', 'mcp.archive_project(project_id uuid)') order by 1;
+select function, state, reasons from chumbo.doctor() where function ~ '^mcp\.(bad_names|acme_report|archive_project)' order by 1;
 select set_config('request.jwt.claims', :'bob', true) is not null as explaining_bob;
-select function, state, reasons from chumbo.doctor()
- where function in ('request.jwt.claims', 'mcp.acme_report()', 'mcp.admin_tool()', 'mcp.broken_visible()', 'mcp.set_status(project_id uuid, status text)') order by 1;
+select function, state, regexp_replace(reasons::text, 'trace id [0-9a-f]+', 'trace id <masked>', 'g') as reasons from chumbo.doctor()
+ where function = 'request.jwt.claims' or function ~ '^mcp\.(acme_report|admin_tool|broken_visible|set_status)' order by 1;
 rollback;

@@ -87,7 +87,9 @@ fn resolve(name: &str, shape: Shape) -> Result<Predicate, String> {
             "\"{name}\" must name a function as schema.function (plain identifiers), {wanted}"
         ));
     }
-    let row = session::in_subtransaction(|| {
+    // As the owner: whoever's request builds the registry (the edge's role, a caller) may lack
+    // USAGE on the function's schema, and the answer must not depend on who came first.
+    let row = session::in_subtransaction(|| session::as_owner(|| {
         Spi::connect(|c| {
             let t = c
                 .select(
@@ -106,7 +108,7 @@ fn resolve(name: &str, shape: Shape) -> Result<Predicate, String> {
                 t.get::<bool>(3)?,
             ))
         })
-    });
+    }));
     match row {
         Ok(Ok((Some(qualified), Some(true), Some(false)))) => {
             let takes_arguments = matches!(shape, Shape::OfArguments);

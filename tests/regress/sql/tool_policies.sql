@@ -153,4 +153,19 @@ select function, state, reasons from chumbo.doctor() where function ~ '^mcp\.(ba
 select set_config('request.jwt.claims', :'bob', true) is not null as explaining_bob;
 select function, state, regexp_replace(reasons::text, 'trace id [0-9a-f]+', 'trace id <masked>', 'g') as reasons from chumbo.doctor()
  where function = 'request.jwt.claims' or function ~ '^mcp\.(acme_report|admin_tool|broken_visible|set_status)' order by 1;
+-- 7. the registry resolves policy functions the same whoever builds it: here anon (no USAGE on
+-- the predicate's schema) is the first to see the change, then Alice calls
+reset role;
+select set_config('request.jwt.claims', '', true) is not null as claims_cleared;
+create schema policy_fns;
+grant usage on schema policy_fns to authenticated;
+create function policy_fns.yes() returns boolean language sql as $$ select true $$;
+grant execute on function policy_fns.yes() to authenticated;
+create function mcp.gated() returns text language sql stable as $$ select 'gated ok' $$;
+comment on function mcp.gated() is '@mcp {"visible": "policy_fns.yes"}';
+grant execute on function mcp.gated() to authenticated;
+set local role anon;
+select jsonb_array_length(chumbo.surface() -> 'tools') as anon_sees;
+reset role;
+select pg_temp.summary(regress.tool(:'alice', 'gated')) as alice_after_anon_built_the_registry;
 rollback;

@@ -90,7 +90,11 @@ pub fn gate(call: &Call, cap: &Capability, mut args: Map<String, Value>) -> Gate
         Ok(false) => return Gate::Run(args, None),
         Ok(true) => {}
     }
-    let era = if call.client_capabilities.is_some() { "modern" } else { "legacy" };
+    let era = if call.client_capabilities.is_some() {
+        "modern"
+    } else {
+        "legacy"
+    };
     let audit = |decision: &str, via: &str, reason: Option<&str>| {
         if registry.settings.audit {
             ledger::audit(
@@ -104,7 +108,11 @@ pub fn gate(call: &Call, cap: &Capability, mut args: Map<String, Value>) -> Gate
             );
         }
     };
-    let key = registry.keys.get("request_state").cloned().unwrap_or_default();
+    let key = registry
+        .keys
+        .get("request_state")
+        .cloned()
+        .unwrap_or_default();
     let digest = caller.principal.digest().to_string();
     if let Some(token) = token {
         let token = token.as_str().unwrap_or("");
@@ -171,7 +179,9 @@ pub fn gate(call: &Call, cap: &Capability, mut args: Map<String, Value>) -> Gate
     let answer = responses.get(INPUT_KEY).cloned();
     match (asked, answer) {
         (Some(asked), Some(answer)) => {
-            if answer["action"] == "accept" && answer.pointer("/content/approve") == Some(&json!(true)) {
+            if answer["action"] == "accept"
+                && answer.pointer("/content/approve") == Some(&json!(true))
+            {
                 audit("approved", "input request", None);
                 // The state is consumed: run() must not verify it again. Keep the proof and the
                 // answer in what later input rounds of the tool carry forward.
@@ -182,13 +192,19 @@ pub fn gate(call: &Call, cap: &Capability, mut args: Map<String, Value>) -> Gate
                 Gate::Run(args, Some(params))
             } else {
                 audit("declined", "input request", None);
-                Gate::Deny(format!("Not run: the user did not approve this call of {}", cap.name))
+                Gate::Deny(format!(
+                    "Not run: the user did not approve this call of {}",
+                    cap.name
+                ))
             }
         }
         _ => {
             audit("asked", "input request", None);
             responses.remove(INPUT_KEY);
-            responses.insert(ASKED_KEY.into(), json!({"arguments_sha256": policy::arguments_digest(&args)}));
+            responses.insert(
+                ASKED_KEY.into(),
+                json!({"arguments_sha256": policy::arguments_digest(&args)}),
+            );
             Gate::Reply(json!({
                 "resultType": "input_required",
                 "inputRequests": {INPUT_KEY: elicitation(cap, &args)},
@@ -205,7 +221,10 @@ fn describe(cap: &Capability, args: &Map<String, Value>) -> String {
         .as_deref()
         .map(|d| format!("\n\n{}: {d}", cap.name))
         .unwrap_or_default();
-    format!("{} will run with these arguments:\n{arguments}{about}", cap.name)
+    format!(
+        "{} will run with these arguments:\n{arguments}{about}",
+        cap.name
+    )
 }
 
 fn elicitation(cap: &Capability, args: &Map<String, Value>) -> Value {
@@ -230,14 +249,23 @@ fn mac(key: &[u8], payload: &[u8]) -> Vec<u8> {
     m.finalize().into_bytes().to_vec()
 }
 
-fn confirmation_request(key: &[u8], principal: &str, cap: &Capability, args: &Map<String, Value>) -> Value {
+fn confirmation_request(
+    key: &[u8],
+    principal: &str,
+    cap: &Capability,
+    args: &Map<String, Value>,
+) -> Value {
     let payload = json!({
         "p": principal, "c": cap.name, "a": policy::arguments_digest(args),
         "x": crate::guards::now_unix() + TOKEN_TTL_SECONDS, "n": session::trace_id(),
     })
     .to_string();
     let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    let token = format!("{}.{}", b64.encode(payload.as_bytes()), b64.encode(mac(key, payload.as_bytes())));
+    let token = format!(
+        "{}.{}",
+        b64.encode(payload.as_bytes()),
+        b64.encode(mac(key, payload.as_bytes()))
+    );
     let text = format!(
         "Not run yet: this call needs the user's confirmation.\n\n{}\n\nAsk the user whether to run it. If they agree, call {} again with exactly the same arguments plus \"{TOKEN_ARGUMENT}\": \"{token}\" (valid for {} minutes, once).",
         describe(cap, args),
@@ -269,7 +297,8 @@ fn redeem_token(
     let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("HMAC takes any key length");
     m.update(b"chumbo approval token\x01");
     m.update(&payload);
-    m.verify_slice(&tag).map_err(|_| "failed its integrity check")?;
+    m.verify_slice(&tag)
+        .map_err(|_| "failed its integrity check")?;
     let p: Value = serde_json::from_slice(&payload).map_err(|_| "is malformed")?;
     if p["x"].as_i64().unwrap_or(0) < crate::guards::now_unix() {
         return Err("has expired");
@@ -279,7 +308,10 @@ fn redeem_token(
     }
     let nonce = format!("approval:{}", p["n"].as_str().unwrap_or(""));
     let fresh = session::as_owner(|| {
-        Spi::get_one_with_args::<bool>("select chumbo._redeem_request_state($1)", &[nonce.as_str().into()])
+        Spi::get_one_with_args::<bool>(
+            "select chumbo._redeem_request_state($1)",
+            &[nonce.as_str().into()],
+        )
     });
     if !matches!(fresh, Ok(Some(true))) {
         return Err("was already used");

@@ -10,7 +10,7 @@
 
 use crate::execute;
 use crate::metadata::{self, Metadata};
-use crate::registry::{self, Capability, Caller, Kind, Registry};
+use crate::registry::{self, Caller, Capability, Kind, Registry};
 use crate::session::{self, CaughtSqlError};
 use pgrx::prelude::*;
 use pgrx::{pg_sys, JsonB};
@@ -69,8 +69,11 @@ fn valid_name(name: &str) -> bool {
     let ident = |s: &str| {
         !s.is_empty()
             && s.len() <= 63
-            && s.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+            && s.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
     };
     matches!(name.split_once('.'), Some((s, f)) if ident(s) && ident(f))
 }
@@ -89,9 +92,10 @@ fn resolve(name: &str, shape: Shape) -> Result<Predicate, String> {
     }
     // As the owner: whoever's request builds the registry (the edge's role, a caller) may lack
     // USAGE on the function's schema, and the answer must not depend on who came first.
-    let row = session::in_subtransaction(|| session::as_owner(|| {
-        Spi::connect(|c| {
-            let t = c
+    let row = session::in_subtransaction(|| {
+        session::as_owner(|| {
+            Spi::connect(|c| {
+                let t = c
                 .select(
                     "select pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(p.proname),
                             p.prorettype = $2::pg_catalog.regtype and not p.proretset,
@@ -102,13 +106,14 @@ fn resolve(name: &str, shape: Shape) -> Result<Predicate, String> {
                     &[format!("{name}{signature}").into(), returns.into()],
                 )?
                 .first();
-            Ok::<_, pgrx::spi::Error>((
-                t.get::<String>(1)?,
-                t.get::<bool>(2)?,
-                t.get::<bool>(3)?,
-            ))
+                Ok::<_, pgrx::spi::Error>((
+                    t.get::<String>(1)?,
+                    t.get::<bool>(2)?,
+                    t.get::<bool>(3)?,
+                ))
+            })
         })
-    }));
+    });
     match row {
         Ok(Ok((Some(qualified), Some(true), Some(false)))) => {
             let takes_arguments = matches!(shape, Shape::OfArguments);
@@ -213,7 +218,11 @@ fn statement_stamp() -> (i64, i64) {
 }
 
 /// The outcome of a visibility predicate for this caller, memoized for the statement.
-fn visible_outcome(p: &Predicate, caller: &Caller, timeout_ms: u64) -> Result<bool, CaughtSqlError> {
+fn visible_outcome(
+    p: &Predicate,
+    caller: &Caller,
+    timeout_ms: u64,
+) -> Result<bool, CaughtSqlError> {
     let key = format!(
         "{}\u{1}{}\u{1}{}\u{1}{}",
         caller.role_oid.to_u32(),
@@ -336,7 +345,13 @@ fn resolved_scopes(registry: &Registry, caller: &Caller) -> Option<Result<Vec<St
         caller.role_oid,
         &caller.claims,
         registry.settings.call_timeout_ms,
-        move || Spi::connect(|c| c.select(&sql, Some(1), &[])?.first().get_one::<Vec<Option<String>>>()),
+        move || {
+            Spi::connect(|c| {
+                c.select(&sql, Some(1), &[])?
+                    .first()
+                    .get_one::<Vec<Option<String>>>()
+            })
+        },
     )
     .and_then(|r| r.map_err(|e| CaughtSqlError::internal(e.to_string())));
     Some(match outcome {
@@ -354,7 +369,10 @@ fn resolved_scopes(registry: &Registry, caller: &Caller) -> Option<Result<Vec<St
 /// a resolver that fails gives no scopes.
 pub fn resolve_scopes(registry: &Registry, caller: &mut Caller) {
     if registry.settings.scope_resolver.is_none()
-        || registry.capabilities.iter().all(|c| c.meta.scopes.is_empty())
+        || registry
+            .capabilities
+            .iter()
+            .all(|c| c.meta.scopes.is_empty())
     {
         return;
     }
@@ -379,10 +397,16 @@ pub fn scopes_to_request(registry: &Registry, cap: &Capability) -> Vec<String> {
 pub fn notes(c: &Capability) -> Vec<String> {
     let mut notes = vec![];
     if let Some(p) = &c.policy.visible {
-        notes.push(format!("shown only to callers for whom {}() is true", p.name));
+        notes.push(format!(
+            "shown only to callers for whom {}() is true",
+            p.name
+        ));
     }
     if let Some(p) = &c.policy.can_execute {
-        notes.push(format!("each call runs only if {}(arguments) is true", p.name));
+        notes.push(format!(
+            "each call runs only if {}(arguments) is true",
+            p.name
+        ));
     }
     match &c.policy.approval {
         ApprovalRule::Never => {}
@@ -407,12 +431,29 @@ pub fn caller_for_doctor(registry: &Registry) -> Option<Explained> {
     let claims: Value = session::current_setting("request.jwt.claims")
         .and_then(|c| serde_json::from_str(&c).ok())
         .filter(Value::is_object)?;
-    let role = claims.get("role").and_then(Value::as_str).unwrap_or("anon").to_string();
-    let role_oid = match session::check_role(&role, &registry.settings.allowed_roles, &registry.rls_owners) {
+    let role = claims
+        .get("role")
+        .and_then(Value::as_str)
+        .unwrap_or("anon")
+        .to_string();
+    let role_oid = match session::check_role(
+        &role,
+        &registry.settings.allowed_roles,
+        &registry.rls_owners,
+    ) {
         Ok(o) => o,
-        Err(e) => return Some(Explained { caller: None, summary: vec![format!("the caller in request.jwt.claims is refused: {e}")] }),
+        Err(e) => {
+            return Some(Explained {
+                caller: None,
+                summary: vec![format!("the caller in request.jwt.claims is refused: {e}")],
+            })
+        }
     };
-    let key = registry.keys.get("state").map(Vec::as_slice).unwrap_or_default();
+    let key = registry
+        .keys
+        .get("state")
+        .map(Vec::as_slice)
+        .unwrap_or_default();
     let mut caller = Caller {
         principal: crate::principal::Principal::from_claims(&claims, &role, None, key),
         scopes: registry::scopes_of(&claims),
@@ -434,7 +475,10 @@ pub fn caller_for_doctor(registry: &Registry) -> Option<Explained> {
             format!("no scopes: {e}")
         }
     };
-    Some(Explained { caller: Some(caller), summary: vec![format!("caller: role {role}, {scopes}")] })
+    Some(Explained {
+        caller: Some(caller),
+        summary: vec![format!("caller: role {role}, {scopes}")],
+    })
 }
 
 /// Why the capability is hidden from the explained caller (empty: they see it), each policy
@@ -445,11 +489,23 @@ pub fn why_hidden(registry: &Registry, c: &Capability, explained: &Explained) ->
     };
     let mut reasons = vec![];
     if !session::can_execute(c.oid, caller.role_oid) {
-        reasons.push(format!("hidden from this caller: role {} has no EXECUTE on it", caller.principal.role));
+        reasons.push(format!(
+            "hidden from this caller: role {} has no EXECUTE on it",
+            caller.principal.role
+        ));
     }
-    let missing: Vec<&str> = c.meta.scopes.iter().filter(|s| !caller.scopes.contains(s)).map(String::as_str).collect();
+    let missing: Vec<&str> = c
+        .meta
+        .scopes
+        .iter()
+        .filter(|s| !caller.scopes.contains(s))
+        .map(String::as_str)
+        .collect();
     if !missing.is_empty() {
-        reasons.push(format!("hidden from this caller: lacks scopes {}", missing.join(" ")));
+        reasons.push(format!(
+            "hidden from this caller: lacks scopes {}",
+            missing.join(" ")
+        ));
     }
     if let Some(p) = &c.policy.visible {
         match eval_bool(p, caller, None, registry.settings.call_timeout_ms) {
@@ -468,5 +524,7 @@ pub fn why_hidden(registry: &Registry, c: &Capability, explained: &Explained) ->
 /// The arguments' canonical digest (serde_json's maps are ordered by key).
 pub fn arguments_digest(args: &Map<String, Value>) -> String {
     use sha2::Digest;
-    crate::principal::hex(&sha2::Sha256::digest(Value::Object(args.clone()).to_string().as_bytes()))
+    crate::principal::hex(&sha2::Sha256::digest(
+        Value::Object(args.clone()).to_string().as_bytes(),
+    ))
 }

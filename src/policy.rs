@@ -314,9 +314,12 @@ pub fn needs_approval(
     }
 }
 
+/// (registry version, setting value, what it resolved to).
+type ResolvedAt = (i64, String, Result<Predicate, String>);
+
 thread_local! {
     /// The scope resolver, resolved once per registry version.
-    static RESOLVER: RefCell<Option<(i64, String, Result<Predicate, String>)>> = const { RefCell::new(None) };
+    static RESOLVER: RefCell<Option<ResolvedAt>> = const { RefCell::new(None) };
 }
 
 fn scope_resolver(registry: &Registry) -> Option<Result<Predicate, String>> {

@@ -248,12 +248,15 @@ fn caller_from(
         Some(k) => Principal::api_key(&k.id, &role, key),
         None => Principal::from_claims(&claims, &role, origin, key),
     };
-    Ok(Caller {
+    let mut caller = Caller {
         principal,
         scopes: registry::scopes_of(&claims),
         role_oid,
         claims,
-    })
+    };
+    // policy hook: the scope resolver replaces the token's scopes.
+    crate::policy::resolve_scopes(registry, &mut caller);
+    Ok(caller)
 }
 
 fn parse_body(text: &str) -> Result<Value, Error> {

@@ -28,6 +28,17 @@ fn doctor() -> TableIterator<
             vec![e.clone()],
         ));
     }
+    // policy hook: with claims in request.jwt.claims, doctor explains for that caller.
+    let explained = crate::policy::caller_for_doctor(&registry);
+    if let Some(x) = &explained {
+        rows.push((
+            "request.jwt.claims".to_string(),
+            "caller".to_string(),
+            "explained".to_string(),
+            vec![],
+            x.summary.clone(),
+        ));
+    }
     for entry in &registry.entries {
         let mut reasons = entry.problems.clone();
         reasons.extend(entry.warnings.iter().cloned());
@@ -49,6 +60,7 @@ fn doctor() -> TableIterator<
                 })
                 .cloned()
                 .collect();
+            let mut return_hidden = false;
             if roles.is_empty() {
                 reasons.push(format!(
                     "no allowed role ({}) has EXECUTE on it",
@@ -60,8 +72,21 @@ fn doctor() -> TableIterator<
                     if !c.meta.scopes.is_empty() {
                         reasons.push(format!("needs scopes: {}", c.meta.scopes.join(" ")));
                     }
+                    // policy hook: what visible/can_execute/approval do.
+                    reasons.extend(crate::policy::notes(c));
+                    if let Some(x) = &explained {
+                        let hidden = crate::policy::why_hidden(&registry, c, x);
+                        if !hidden.is_empty() {
+                            reasons.extend(hidden);
+                            return_hidden = true;
+                        }
+                    }
                 }
-                ("exposed".to_string(), roles)
+                if return_hidden {
+                    ("hidden".to_string(), roles)
+                } else {
+                    ("exposed".to_string(), roles)
+                }
             }
         };
         rows.push((
@@ -93,12 +118,14 @@ fn surface() -> JsonB {
         .unwrap_or(serde_json::json!({}));
     // SAFETY: GetUserId reads the backend's current user id; no pointers involved.
     let role_oid = unsafe { pgrx::pg_sys::GetUserId() };
-    let caller = registry::Caller {
+    let mut caller = registry::Caller {
         principal: crate::principal::Principal::from_claims(&claims, &role, None, &[]),
         scopes: registry::scopes_of(&claims),
         role_oid,
         claims,
     };
+    // policy hook: the scope resolver replaces the token's scopes.
+    crate::policy::resolve_scopes(&registry, &mut caller);
     let tools: Vec<serde_json::Value> = registry
         .capabilities
         .iter()

@@ -6,9 +6,10 @@
 //! 1. values: jsonrpc, error, datum, settings, guards, uri_template, types, metadata, content,
 //!    principal, events, render, skills_archive
 //! 2. backend plumbing: spi_read, then session (roles, subtransactions, settings), then ledger,
-//!    apikey, auth, skills (stored skills)
-//! 3. the registry and MRTR: registry, mrtr; then pages (page windows and cursors of a registry
-//!    capability), then execute (runs a registry capability)
+//!    apikey, auth, skills (stored skills), predicates (policy functions resolved)
+//! 3. the registry and MRTR: registry, mrtr, runs; then pages (page windows and cursors of a
+//!    registry capability), then execute (runs a registry capability), then what runs around a
+//!    call: policy, approval, projection, idempotency
 //! 4. scope (the per-request state of principal, events and mrtr)
 //! 5. protocol (every MCP method, by family)
 //! 6. entry points: api (chumbo.handle/http/mcp), doctor

@@ -5,6 +5,7 @@ use pgrx::prelude::*;
 
 mod api;
 mod apikey;
+mod approval;
 mod auth;
 mod content;
 mod datum;
@@ -21,6 +22,8 @@ mod ledger;
 mod metadata;
 mod mrtr;
 mod pages;
+mod policy;
+mod predicates;
 mod principal;
 mod projection;
 mod protocol;

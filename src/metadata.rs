@@ -77,6 +77,17 @@ pub struct Metadata {
     /// `io.chumbo/idempotency-key` works for every tool that is not read-only).
     pub idempotency_key: Option<String>,
     // --- end onceonly ---
+    // -- policy (issue 13: visibility, execution predicate, approval; see src/policy.rs) --
+    /// "schema.function" `() returns boolean`, run as the caller once per request: false hides
+    /// the capability from lists and refuses calls as if it did not exist.
+    pub visible: Option<String>,
+    /// "schema.function" `(arguments jsonb) returns boolean`, run as the caller before every
+    /// execution of the tool (again after an approval): false or an error denies the call.
+    pub can_execute: Option<String>,
+    /// `true`, or "schema.function" `(arguments jsonb) returns boolean` deciding per call: the
+    /// user confirms exactly this call (principal, tool, arguments) before it runs.
+    pub approval: Option<Approval>,
+    // -- end policy --
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
@@ -88,6 +99,14 @@ pub struct PageMeta {
     /// Bytes of row JSON in one page (at most half the setting `max_result_bytes`).
     #[schemars(range(min = 1))]
     pub bytes: Option<usize>,
+}
+
+/// When a tool needs the user's confirmation.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Approval {
+    Always(bool),
+    When(String),
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]

@@ -4,6 +4,7 @@
 //! membership changes, which no event trigger sees, take effect at once.
 
 use crate::metadata::{self, Metadata, MetadataError};
+use crate::predicates;
 use crate::session;
 use crate::settings::Settings;
 use crate::types::{self, ReflectedType, ReturnShape, TypeError};
@@ -63,6 +64,8 @@ pub struct Capability {
     pub returns_set: bool,
     pub read_only: bool,
     pub template: Option<UriTemplate>,
+    /// Visibility, execution predicate and approval, resolved (src/predicates.rs).
+    pub policy: predicates::Policy,
 }
 
 /// One function in `mcp` and, when it is not a capability, why.
@@ -458,6 +461,16 @@ fn reflect(f: &ReflectedFunction, overloaded: bool) -> (Entry, Option<Capability
         found.problems.push(Problem::ReturnsSet(declared.kind));
     }
     check_rules(f, &mut declared, &params, &mut input_schema, &mut found);
+    let mut policy_problems = vec![];
+    let policy = predicates::reflect(
+        &declared.meta,
+        declared.kind == Kind::Tool,
+        &mut input_schema,
+        &mut policy_problems,
+    );
+    found
+        .problems
+        .extend(policy_problems.into_iter().map(Problem::Rule));
     let output_validator = output_validator(&declared.meta, &mut found);
     // Derived schemas are valid by construction; a declared one is checked now, for doctor.
     if declared.meta.input_schema.is_some() {
@@ -497,6 +510,7 @@ fn reflect(f: &ReflectedFunction, overloaded: bool) -> (Entry, Option<Capability
         returns: types::return_shape(&f.return_type),
         returns_set: f.returns_set,
         template: declared.template,
+        policy,
     };
     (entry, Some(capability))
 }

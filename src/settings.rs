@@ -101,6 +101,11 @@ pub struct Settings {
     /// How long a run handle (`_meta` `io.chumbo/run`) stays valid, in seconds.
     pub run_ttl_seconds: u32,
     // --- end onceonly ---
+    // -- policy (issue 13, src/policy.rs) --
+    /// "schema.function" `() returns text[]`, run as the caller: the caller's scopes, from the
+    /// application's own tables, used instead of the token's `scope`/`scp` claims.
+    pub scope_resolver: Option<String>,
+    // -- end policy --
 }
 
 impl Default for Settings {
@@ -134,6 +139,7 @@ impl Default for Settings {
             error_projection: None,
             idempotency_ttl_seconds: 86_400,
             run_ttl_seconds: 86_400,
+            scope_resolver: None,
         }
     }
 }

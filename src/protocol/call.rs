@@ -6,6 +6,7 @@ use crate::error::Error;
 use crate::execute::{self, PublicError, Returned};
 use crate::mrtr;
 use crate::pages;
+use crate::policy;
 use crate::projection;
 use crate::registry::{Capability, Kind};
 use crate::session;
@@ -18,7 +19,8 @@ pub(super) fn visible<'r>(
     ctx.registry
         .capabilities
         .iter()
-        .filter(move |c| kind(c) && ctx.caller.may_use(c))
+        // the visibility predicate last: it runs application code (src/policy.rs)
+        .filter(move |c| kind(c) && ctx.caller.may_use(c) && policy::visible(c, ctx.caller))
 }
 
 pub(super) fn offers_completions(ctx: &Context) -> bool {
@@ -50,7 +52,12 @@ pub(super) fn named<'r>(
         return Err(unknown(vec![]));
     }
     if !ctx.caller.has_scopes(cap) {
-        return Err(unknown(cap.meta.scopes.clone()));
+        // no insufficient_scope challenge when the scopes come from the scope resolver
+        return Err(unknown(policy::scopes_to_request(ctx.registry, cap)));
+    }
+    // a capability its visibility predicate hides is unknown
+    if !policy::visible(cap, ctx.caller) {
+        return Err(unknown(vec![]));
     }
     Ok(cap)
 }

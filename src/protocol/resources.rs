@@ -83,7 +83,11 @@ fn read_resource(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
         return Err(not_found(ctx, uri, vec![]));
     };
     if !ctx.caller.has_scopes(cap) {
-        return Err(not_found(ctx, uri, cap.meta.scopes.clone()));
+        return Err(not_found(
+            ctx,
+            uri,
+            crate::policy::scopes_to_request(ctx.registry, cap),
+        ));
     }
     let args: Map<String, Value> = vars
         .into_iter()

@@ -3,6 +3,7 @@
 use super::call::{arguments, named, run, Stop};
 use super::listing::{list, put_opt};
 use super::{stateless, Context, MethodResult};
+use crate::approval;
 use crate::error::Error;
 use crate::events;
 use crate::execute::Returned;
@@ -51,7 +52,7 @@ fn tool_error(text: String) -> Value {
 
 fn call_tool(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
     let cap = named(ctx, params, Kind::Tool)?;
-    let mut args = arguments(params)?;
+    let args = arguments(params)?;
     if let (true, Some(headers)) = (ctx.era.is_stateless(), ctx.headers) {
         stateless::check_param_headers(headers, &cap.input_schema, &args)?;
     }
@@ -104,6 +105,20 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
             )));
         }
     }
+    // the execution predicate and approval (src/approval.rs), before every run
+    let gate = approval::Call {
+        registry: ctx.registry,
+        caller: ctx.caller,
+        client_capabilities: ctx.era.envelope().map(|e| &e.client_capabilities),
+        params,
+    };
+    let (mut args, gated_params) = match approval::gate(&gate, cap, args) {
+        approval::Gate::Run(args, p) => (args, p),
+        approval::Gate::Deny(m) => return Ok(tool_error(m)),
+        approval::Gate::Reply(v) => return Ok(v),
+        approval::Gate::Invalid(e) => return Err(e),
+    };
+    let params = gated_params.as_ref().unwrap_or(params);
     // a paged tool's `cursor` argument becomes the page window (src/pages.rs)
     let window = match pages::start(ctx.registry, ctx.caller, cap, &mut args) {
         Ok(w) => w,

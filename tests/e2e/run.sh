@@ -113,6 +113,7 @@ suite "python client" "$VENV/bin/python" -m pytest -q -p no:cacheprovider py
 suite "typescript client 2.4 (2026-07-28, listen)" node --test --test-reporter=spec ts/modern.test.mjs
 suite "skills (typescript client 2.4 ext/skills, README install)" node --test --test-reporter=spec ts/skills.test.mjs
 suite "state, limits, sandboxes (typescript)" node --test --test-reporter=spec ts/state.test.mjs
+suite "tool policies (typescript, both eras)" node --test --test-reporter=spec ts/policy.test.mjs
 suite "edge security (typescript)" node --test --test-reporter=spec ts/edge_security.test.mjs
 # The concurrency suite checks isolation under load (32 calls in flight, about 16 per user), not
 # the per-principal in-flight bound (max_in_flight, default 4), which would refuse most of them.

@@ -1,0 +1,299 @@
+//! Approvals (issue 13): a tool declared with `@mcp {"approval": …}` runs only after the user
+//! confirmed exactly this call: this principal, this tool, these arguments.
+//!
+//! - MCP 2026-07-28, client with elicitation: the call answers `input_required` with an
+//!   elicitation describing the call (key `io.chumbo/approval`) and a requestState (mrtr.rs:
+//!   HMAC-bound to principal, method, tool and argument digest, expiring, single use) that records
+//!   that chumbo asked. The retry carrying that state and an accepting response runs the tool.
+//! - Legacy revisions (and modern clients without elicitation), where the server cannot ask: the
+//!   call answers an `isError` result saying what would run, with a confirmation token
+//!   (`base64url(payload).base64url(HMAC)`, same binding, 5 minutes, single use); the call runs
+//!   when repeated with the same arguments plus the token in the argument `_chumbo_confirm`.
+//!
+//! Single use is durable: nonces are redeemed in chumbo.request_state_uses (pruned as states
+//! are). Every decision (asked, approved, declined, refused) is an audit event.
+
+use crate::error::Error;
+use crate::ledger;
+use crate::mrtr;
+use crate::policy::{self, Denied};
+use crate::predicates::TOKEN_ARGUMENT;
+use crate::registry::{Caller, Capability, Registry};
+use crate::session;
+use base64::Engine;
+use hmac::{Hmac, KeyInit, Mac};
+use pgrx::prelude::*;
+use serde_json::{json, Map, Value};
+use sha2::Sha256;
+
+/// The key of the approval in inputRequests/inputResponses.
+pub const INPUT_KEY: &str = "io.chumbo/approval";
+/// Carried in the requestState chumbo signs when it asks: the proof that it asked for this call.
+const ASKED_KEY: &str = "io.chumbo/approval-asked";
+const TOKEN_TTL_SECONDS: i64 = 300;
+const MAX_TOKEN_BYTES: usize = 2048;
+
+/// What the policy gate decided about a tools/call.
+pub enum Gate {
+    /// Run with these arguments (the token removed) and, when the gate verified a requestState
+    /// itself, these params instead of the request's (requestState consumed, its responses
+    /// moved into inputResponses).
+    Run(Map<String, Value>, Option<Map<String, Value>>),
+    /// An `isError` result with this text.
+    Deny(String),
+    /// This result (input_required, or the confirmation request of legacy clients).
+    Reply(Value),
+    /// A protocol error (a requestState that is invalid, used, or someone else's).
+    Invalid(Error),
+}
+
+/// The request as the gate sees it.
+pub struct Call<'a> {
+    pub registry: &'a Registry,
+    pub caller: &'a Caller,
+    /// Some (the client's declared capabilities) in MCP 2026-07-28.
+    pub client_capabilities: Option<&'a Value>,
+    pub params: &'a Map<String, Value>,
+}
+
+/// The policy hook of protocol::call_tool, after argument validation and before the run: the
+/// execution predicate, then the approval.
+pub fn gate(call: &Call, cap: &Capability, mut args: Map<String, Value>) -> Gate {
+    let token = args.remove(TOKEN_ARGUMENT);
+    let (registry, caller) = (call.registry, call.caller);
+    if let Err(Denied(m)) = policy::may_execute(registry, cap, caller, &args) {
+        return Gate::Deny(m);
+    }
+    match policy::needs_approval(registry, cap, caller, &args) {
+        Err(Denied(m)) => return Gate::Deny(m),
+        Ok(false) => return Gate::Run(args, None),
+        Ok(true) => {}
+    }
+    let era = if call.client_capabilities.is_some() {
+        "modern"
+    } else {
+        "legacy"
+    };
+    let audit = |decision: &str, via: &str, reason: Option<&str>| {
+        if registry.settings.audit {
+            ledger::audit(
+                false,
+                json!({
+                    "trace_id": session::trace_id(), "era": era, "method": "approval",
+                    "capability": cap.name, "principal": caller.principal.digest(),
+                    "outcome": decision, "duration_ms": 0.0, "bytes": 0,
+                    "detail": {"via": via, "arguments_sha256": policy::arguments_digest(&args), "reason": reason},
+                }),
+            );
+        }
+    };
+    let key = registry
+        .keys
+        .get("request_state")
+        .cloned()
+        .unwrap_or_default();
+    let digest = caller.principal.digest().to_string();
+    if let Some(token) = token {
+        let token = token.as_str().unwrap_or("");
+        return match redeem_token(&key, token, &digest, &cap.name, &args) {
+            Ok(()) => {
+                audit("approved", "confirmation token", None);
+                Gate::Run(args, None)
+            }
+            Err(why) => {
+                audit("refused", "confirmation token", Some(why));
+                Gate::Deny(format!(
+                    "Not run: the confirmation token {why}. Call {} again without {TOKEN_ARGUMENT} to get a new one, and ask the user again.",
+                    cap.name
+                ))
+            }
+        };
+    }
+    let can_ask = call
+        .client_capabilities
+        .is_some_and(|c| c.get("elicitation").is_some());
+    if !can_ask {
+        audit("asked", "confirmation token", None);
+        return Gate::Reply(confirmation_request(&key, &digest, cap, &args));
+    }
+    let arguments = Value::Object(args.clone());
+    let binding = mrtr::Binding {
+        principal: &digest,
+        method: "tools/call",
+        capability: &cap.name,
+        arguments: &arguments,
+    };
+    // Earlier rounds' responses, from a state chumbo signed for exactly this call.
+    let mut responses = Map::new();
+    if let Some(state) = call.params.get("requestState") {
+        let Some(state) = state.as_str() else {
+            return Gate::Invalid(Error::InvalidParams("requestState must be a string".into()));
+        };
+        match mrtr::verify(&key, state, &binding) {
+            Ok(r) => responses = r,
+            Err(e) => {
+                audit("refused", "input request", Some(&e.to_string()));
+                return Gate::Invalid(e);
+            }
+        }
+    }
+    let asked = responses.remove(ASKED_KEY);
+    match call.params.get("inputResponses") {
+        None => {}
+        Some(Value::Object(given)) => {
+            for (k, v) in given {
+                if k != ASKED_KEY {
+                    responses.insert(k.clone(), v.clone());
+                }
+            }
+        }
+        Some(_) => {
+            return Gate::Invalid(Error::InvalidParams(
+                "inputResponses must be an object".into(),
+            ))
+        }
+    }
+    let answer = responses.get(INPUT_KEY).cloned();
+    match (asked, answer) {
+        (Some(asked), Some(answer)) => {
+            if answer["action"] == "accept"
+                && answer.pointer("/content/approve") == Some(&json!(true))
+            {
+                audit("approved", "input request", None);
+                // The state is consumed: run() must not verify it again. Keep the proof and the
+                // answer in what later input rounds of the tool carry forward.
+                responses.insert(ASKED_KEY.into(), asked);
+                let mut params = call.params.clone();
+                params.remove("requestState");
+                params.insert("inputResponses".into(), Value::Object(responses));
+                Gate::Run(args, Some(params))
+            } else {
+                audit("declined", "input request", None);
+                Gate::Deny(format!(
+                    "Not run: the user did not approve this call of {}",
+                    cap.name
+                ))
+            }
+        }
+        _ => {
+            audit("asked", "input request", None);
+            responses.remove(INPUT_KEY);
+            responses.insert(
+                ASKED_KEY.into(),
+                json!({"arguments_sha256": policy::arguments_digest(&args)}),
+            );
+            Gate::Reply(json!({
+                "resultType": "input_required",
+                "inputRequests": {INPUT_KEY: elicitation(cap, &args)},
+                "requestState": mrtr::issue(&key, &binding, &responses),
+            }))
+        }
+    }
+}
+
+fn describe(cap: &Capability, args: &Map<String, Value>) -> String {
+    let arguments = serde_json::to_string_pretty(&Value::Object(args.clone())).unwrap_or_default();
+    let about = cap
+        .description
+        .as_deref()
+        .map(|d| format!("\n\n{}: {d}", cap.name))
+        .unwrap_or_default();
+    format!(
+        "{} will run with these arguments:\n{arguments}{about}",
+        cap.name
+    )
+}
+
+fn elicitation(cap: &Capability, args: &Map<String, Value>) -> Value {
+    json!({
+        "method": "elicitation/create",
+        "params": {
+            "message": format!("{}\n\nApprove this call?", describe(cap, args)),
+            "requestedSchema": {
+                "type": "object",
+                "properties": {"approve": {"type": "boolean", "title": format!("Run {}", cap.name)}},
+                "required": ["approve"],
+            },
+        },
+    })
+}
+
+fn mac(key: &[u8], payload: &[u8]) -> Vec<u8> {
+    let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("HMAC takes any key length");
+    // Domain-separated from requestStates, which use the same key.
+    m.update(b"chumbo approval token\x01");
+    m.update(payload);
+    m.finalize().into_bytes().to_vec()
+}
+
+fn confirmation_request(
+    key: &[u8],
+    principal: &str,
+    cap: &Capability,
+    args: &Map<String, Value>,
+) -> Value {
+    let payload = json!({
+        "p": principal, "c": cap.name, "a": policy::arguments_digest(args),
+        "x": crate::guards::now_unix() + TOKEN_TTL_SECONDS, "n": session::trace_id(),
+    })
+    .to_string();
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let token = format!(
+        "{}.{}",
+        b64.encode(payload.as_bytes()),
+        b64.encode(mac(key, payload.as_bytes()))
+    );
+    let text = format!(
+        "Not run yet: this call needs the user's confirmation.\n\n{}\n\nAsk the user whether to run it. If they agree, call {} again with exactly the same arguments plus \"{TOKEN_ARGUMENT}\": \"{token}\" (valid for {} minutes, once).",
+        describe(cap, args),
+        cap.name,
+        TOKEN_TTL_SECONDS / 60
+    );
+    json!({
+        "content": [{"type": "text", "text": text}],
+        "isError": true,
+        "_meta": {"io.chumbo/confirmation": {"token": token, "argument": TOKEN_ARGUMENT, "expiresInSeconds": TOKEN_TTL_SECONDS}},
+    })
+}
+
+/// Checks a confirmation token against this call and consumes it.
+fn redeem_token(
+    key: &[u8],
+    token: &str,
+    principal: &str,
+    tool: &str,
+    args: &Map<String, Value>,
+) -> Result<(), &'static str> {
+    if token.len() > MAX_TOKEN_BYTES {
+        return Err("is malformed");
+    }
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let (payload, tag) = token.split_once('.').ok_or("is malformed")?;
+    let payload = b64.decode(payload).map_err(|_| "is malformed")?;
+    let tag = b64.decode(tag).map_err(|_| "is malformed")?;
+    let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("HMAC takes any key length");
+    m.update(b"chumbo approval token\x01");
+    m.update(&payload);
+    m.verify_slice(&tag)
+        .map_err(|_| "failed its integrity check")?;
+    let p: Value = serde_json::from_slice(&payload).map_err(|_| "is malformed")?;
+    if p["x"].as_i64().unwrap_or(0) < crate::guards::now_unix() {
+        return Err("has expired");
+    }
+    if p["p"] != principal || p["c"] != tool || p["a"] != policy::arguments_digest(args) {
+        return Err("was issued for another user, tool or arguments");
+    }
+    let nonce = format!("approval:{}", p["n"].as_str().unwrap_or(""));
+    let fresh = session::as_owner(|| {
+        // A write (the token is recorded as used), meant to take a transaction id.
+        #[allow(clippy::disallowed_methods)]
+        Spi::get_one_with_args::<bool>(
+            "select chumbo._redeem_request_state($1)",
+            &[nonce.as_str().into()],
+        )
+    });
+    if !matches!(fresh, Ok(Some(true))) {
+        return Err("was already used");
+    }
+    Ok(())
+}

@@ -18,7 +18,7 @@ create function iso.rpc(claims jsonb, method text, params jsonb default '{}') re
 create function iso.call(claims jsonb, tool text, args jsonb default '{}') returns text language sql
   as $$ select case when r ? 'error' then format('rpc error %s: %s', r #>> '{error,code}', r #>> '{error,message}')
                     when (r #>> '{result,isError}')::boolean
-                      then 'error: ' || regexp_replace(r #>> '{result,content,0,text}', ' \(trace id [0-9a-f]+\)$', '')
+                      then 'error: ' || regexp_replace(r #>> '{result,content,0,text}', ' \(trace id [0-9a-f]+\)', '')
                     else 'ok: ' || (r #>> '{result,content,0,text}') end
           from (select iso.rpc(claims, 'tools/call', jsonb_build_object('name', tool, 'arguments', args))) x(r) $$;
 
@@ -44,6 +44,6 @@ begin
   return concat_ws(' ', coalesce(current_setting('response.status', true), '200'), 'retry-after=' || retry,
     case when r ? 'error' then format('rpc error %s: %s', r #>> '{error,code}', r #>> '{error,message}')
          when (r #>> '{result,isError}')::boolean
-           then 'error: ' || regexp_replace(r #>> '{result,content,0,text}', ' \(trace id [0-9a-f]+\)$', '')
+           then 'error: ' || regexp_replace(r #>> '{result,content,0,text}', ' \(trace id [0-9a-f]+\)', '')
          else 'ok: ' || (r #>> '{result,content,0,text}') end);
 end $$;

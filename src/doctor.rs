@@ -129,7 +129,11 @@ fn surface() -> JsonB {
     let tools: Vec<serde_json::Value> = registry
         .capabilities
         .iter()
-        .filter(|c| c.kind == registry::Kind::Tool && caller.may_use(c))
+        .filter(|c| {
+            c.kind == registry::Kind::Tool
+                && caller.may_use(c)
+                && crate::policy::visible(c, &caller)
+        })
         .map(crate::protocol::tool_json)
         .collect();
     // serde_json's maps are ordered by key, so this serialization is canonical.

@@ -31,7 +31,7 @@ select * from pg_temp.privileges('regress_edge_320');
 -- what PUBLIC may execute in schema chumbo: helpers capability code calls; none reads or writes
 -- chumbo's tables outside a request
 select p.oid::regprocedure as public_function from pg_proc p
- where p.pronamespace = 'chumbo'::regnamespace and has_function_privilege('public', p.oid, 'execute') order by 1;
+ where p.pronamespace = 'chumbo'::regnamespace and has_function_privilege('public', p.oid, 'execute') order by p.oid::regprocedure::text;
 -- with the JWKS courier turned on by the owner
 select chumbo.grant_edge('regress_edge_320', jwks_courier => true);
 select * from pg_temp.privileges('regress_edge_320') where kind = 'execute';

@@ -97,7 +97,7 @@ select p.oid::regprocedure as function, has_function_privilege('anon', p.oid, 'E
          select pg_get_userbyid(e.extowner) from pg_extension e where e.extname = 'chumbo') as owned_by_extension_owner
   from pg_proc p join pg_namespace n on n.oid = p.pronamespace and n.nspname = 'chumbo'
  where p.proname ~ '^(state_|sandbox_|prune_state|prune_sandboxes|_state_|_sandbox_)'
- order by 1;
+ order by p.oid::regprocedure::text;
 
 -- 4. outside a request the public functions do nothing, whatever request.jwt.claims says
 select chumbo.configure('{"state_namespaces": ["prefs"]}') -> 'state_namespaces' as state_namespaces;

@@ -48,6 +48,7 @@ SQL
 # Hold the tool's lock, start the 16 clients, let go once a call is provably running (waiting on
 # the lock) and 16 answers or more are logged (everyone else was told "in progress").
 coproc HOLD { PGOPTIONS="-c client_min_messages=warning" psql -X -q -A -t -v ON_ERROR_STOP=1; }
+# shellcheck disable=SC2153  # HOLD_PID is set by coproc HOLD
 hold_pid=$HOLD_PID
 echo "select 'held' from (select pg_advisory_lock(74301)) l;" >&"${HOLD[1]}"
 read -r line <&"${HOLD[0]}"; [[ "$line" == held ]] || { echo "concurrency_idempotency: no lock" >&2; exit 1; }

@@ -9,11 +9,15 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
-import { MCP_URL, TOKENS, USERS, connect } from "./common.mjs";
+import { connect, MCP_URL, TOKENS, USERS } from "./common.mjs";
 
 async function connectModern(token) {
-  const client = new ModernClient({ name: "chumbo-e2e-once", version: "1.0.0" }, { versionNegotiation: { mode: "auto" } });
-  await client.connect(new ModernTransport(new URL(MCP_URL), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+  const client = new ModernClient({ name: "chumbo-e2e-once", version: "1.0.0" }, {
+    versionNegotiation: { mode: "auto" },
+  });
+  await client.connect(
+    new ModernTransport(new URL(MCP_URL), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
+  );
   return client;
 }
 
@@ -29,10 +33,15 @@ for (const era of ["legacy", "modern"]) {
       }
       if (era === "modern") assert.equal(clients.alice.getNegotiatedProtocolVersion(), "2026-07-28");
     });
-    after(async () => { for (const c of Object.values(clients)) await c.close(); });
+    after(async () => {
+      for (const c of Object.values(clients)) await c.close();
+    });
 
     test("projection: the model sees counts and titles, never the bodies (text and structuredContent alike)", async () => {
-      const res = await clients.alice.callTool({ name: "project_documents", arguments: { project_id: USERS.alice.project } });
+      const res = await clients.alice.callTool({
+        name: "project_documents",
+        arguments: { project_id: USERS.alice.project },
+      });
       assert.ok(!res.isError, JSON.stringify(res));
       const s = res.structuredContent;
       assert.deepEqual(Object.keys(s).sort(), ["documents", "titles", "truncated"]);
@@ -41,7 +50,10 @@ for (const era of ["legacy", "modern"]) {
       assert.deepEqual(JSON.parse(res.content[0].text), s);
       assert.ok(!JSON.stringify(res).includes('"body"'), JSON.stringify(res));
       // RLS applies to the tool and the projection: Bob sees nothing of Alice's project
-      const bob = await clients.bob.callTool({ name: "project_documents", arguments: { project_id: USERS.alice.project } });
+      const bob = await clients.bob.callTool({
+        name: "project_documents",
+        arguments: { project_id: USERS.alice.project },
+      });
       assert.equal(bob.structuredContent.documents, 0, JSON.stringify(bob));
       assert.ok(!JSON.stringify(bob).includes(USERS.alice.org), JSON.stringify(bob));
     });
@@ -59,27 +71,47 @@ for (const era of ["legacy", "modern"]) {
         (e) => e.code === -32602 && /other arguments/.test(e.message),
       );
       // Bob's same key is Bob's own operation, on his own project
-      const bob = await clients.bob.callTool({ name: "post_note", arguments: { ...args, project_id: USERS.bob.project } });
+      const bob = await clients.bob.callTool({
+        name: "post_note",
+        arguments: { ...args, project_id: USERS.bob.project },
+      });
       assert.equal(status(bob), "ran", JSON.stringify(bob));
       assert.notEqual(bob.structuredContent.id, first.structuredContent.id);
     });
 
     test("the _meta key: 16 parallel retries post the note exactly once", async () => {
       const key = randomUUID();
-      const call = () => clients.alice.callTool({ name: "post_note", arguments: { project_id: USERS.alice.project, text: `parallel ${era}` }, _meta: { [IDEM]: key } })
-        .then((r) => status(r), (e) => `failed: ${e.code ?? e.message}`);
+      const call = () =>
+        clients.alice.callTool({
+          name: "post_note",
+          arguments: { project_id: USERS.alice.project, text: `parallel ${era}` },
+          _meta: { [IDEM]: key },
+        })
+          .then((r) => status(r), (e) => `failed: ${e.code ?? e.message}`);
       const outcomes = await Promise.all(Array.from({ length: 16 }, call));
       assert.equal(outcomes.filter((o) => o === "ran").length, 1, JSON.stringify(outcomes));
       for (const o of outcomes) assert.ok(["ran", "replayed", "in_progress"].includes(o), JSON.stringify(outcomes));
-      const after = await clients.alice.callTool({ name: "post_note", arguments: { project_id: USERS.alice.project, text: `parallel ${era}` }, _meta: { [IDEM]: key } });
+      const after = await clients.alice.callTool({
+        name: "post_note",
+        arguments: { project_id: USERS.alice.project, text: `parallel ${era}` },
+        _meta: { [IDEM]: key },
+      });
       assert.equal(status(after), "replayed", JSON.stringify(after));
     });
 
     test("run handles: issued in _meta, accepted for Alice, refused for Bob", async () => {
-      const res = await clients.alice.callTool({ name: "list_projects", arguments: {}, _meta: { "io.chumbo/run": true } });
+      const res = await clients.alice.callTool({
+        name: "list_projects",
+        arguments: {},
+        _meta: { "io.chumbo/run": true },
+      });
       const handle = res._meta?.["io.chumbo/run"];
       assert.match(handle ?? "", /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/, JSON.stringify(res));
-      const again = await clients.alice.callTool({ name: "list_projects", arguments: {}, _meta: { "io.chumbo/run": handle } });
+      const again = await clients.alice.callTool({
+        name: "list_projects",
+        arguments: {},
+        _meta: { "io.chumbo/run": handle },
+      });
       assert.ok(!again.isError, JSON.stringify(again));
       await assert.rejects(
         clients.bob.callTool({ name: "list_projects", arguments: {}, _meta: { "io.chumbo/run": handle } }),

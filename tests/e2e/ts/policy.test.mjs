@@ -25,9 +25,11 @@ async function connectModern(token, answer) {
     { name: "chumbo-e2e-ts-v2", version: "1.0.0" },
     { versionNegotiation: { mode: "auto" }, capabilities: { elicitation: {} } },
   );
-  client.setRequestHandler("elicitation/create", async (request) => answer(request));
+  client.setRequestHandler("elicitation/create", (request) => Promise.resolve(answer(request)));
   await client.connect(
-    new StreamableHTTPClientTransport(new URL(MCP_URL), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
+    new StreamableHTTPClientTransport(new URL(MCP_URL), {
+      requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    }),
   );
   return client;
 }
@@ -96,7 +98,10 @@ describe("policies with the TypeScript clients", { skip: !DB_URL && "E2E_DATABAS
       const token = first._meta["io.chumbo/confirmation"].token;
       assert.equal(statusOf(ANVIL), "active");
 
-      const withToken = (t, id = ANVIL) => ({ name: "archive_project", arguments: { project_id: id, _chumbo_confirm: t } });
+      const withToken = (t, id = ANVIL) => ({
+        name: "archive_project",
+        arguments: { project_id: id, _chumbo_confirm: t },
+      });
       const tampered = await clients.alice.callTool(withToken("x" + token.slice(1)));
       assert.match(tampered.content[0].text, /token failed its integrity check/);
       const otherArgs = await clients.alice.callTool(withToken(token, USERS.alice.project));

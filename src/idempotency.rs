@@ -232,14 +232,6 @@ mod tests {
     use super::*;
 
     #[pgrx::pg_test]
-    fn function_names_are_schema_dot_name() {
-        assert!(valid_function_name("app.counts"));
-        assert!(!valid_function_name("counts"));
-        assert!(!valid_function_name("app.counts(jsonb)"));
-        assert!(!valid_function_name("app.\"x\""));
-    }
-
-    #[pgrx::pg_test]
     fn digests_separate_their_parts() {
         assert_ne!(hex_digest(&["ab", "c"]), hex_digest(&["a", "bc"]));
     }

@@ -216,6 +216,14 @@ mod tests {
     use super::*;
 
     #[pgrx::pg_test]
+    fn function_names_are_schema_dot_name() {
+        assert!(valid_function_name("app.counts"));
+        assert!(!valid_function_name("counts"));
+        assert!(!valid_function_name("app.counts(jsonb)"));
+        assert!(!valid_function_name("app.\"x\""));
+    }
+
+    #[pgrx::pg_test]
     fn comment_without_metadata_is_all_description() {
         let (d, m) = parse_comment(Some("List the projects you can see."));
         assert_eq!(d.as_deref(), Some("List the projects you can see."));

@@ -254,7 +254,7 @@ fn caller_from(
         role_oid,
         claims,
     };
-    // policy hook: the scope resolver replaces the token's scopes.
+    // The scope resolver replaces the token's scopes.
     crate::policy::resolve_scopes(registry, &mut caller);
     Ok(caller)
 }

@@ -56,7 +56,7 @@ pub struct Call<'a> {
     pub params: &'a Map<String, Value>,
 }
 
-/// The policy hook of protocol::call_tool, after argument validation and before the run: the
+/// Called by protocol::tools::call_tool after argument validation and before the run: the
 /// execution predicate, then the approval.
 pub fn gate(call: &Call, cap: &Capability, mut args: Map<String, Value>) -> Gate {
     let token = args.remove(TOKEN_ARGUMENT);

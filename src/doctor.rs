@@ -28,7 +28,7 @@ fn doctor() -> TableIterator<
             vec![e.clone()],
         ));
     }
-    // policy hook: with claims in request.jwt.claims, doctor explains for that caller.
+    // With claims in request.jwt.claims, doctor explains for that caller.
     let explained = crate::policy::caller_for_doctor(&registry);
     if let Some(x) = &explained {
         rows.push((
@@ -72,7 +72,7 @@ fn doctor() -> TableIterator<
                     if !c.meta.scopes.is_empty() {
                         reasons.push(format!("needs scopes: {}", c.meta.scopes.join(" ")));
                     }
-                    // policy hook: what visible/can_execute/approval do.
+                    // What visible/can_execute/approval do.
                     reasons.extend(crate::policy::notes(c));
                     if let Some(x) = &explained {
                         let hidden = crate::policy::why_hidden(&registry, c, x);
@@ -124,7 +124,7 @@ fn surface() -> JsonB {
         role_oid,
         claims,
     };
-    // policy hook: the scope resolver replaces the token's scopes.
+    // The scope resolver replaces the token's scopes.
     crate::policy::resolve_scopes(&registry, &mut caller);
     let tools: Vec<serde_json::Value> = registry
         .capabilities

@@ -96,7 +96,7 @@ extension_sql_file!(
     name = "skills",
     requires = ["registry", skills::skill_unpack, skills::builtin_skill]
 );
-// onceonly: stored outcomes of idempotent calls, the audit's run_id.
+// Stored outcomes of idempotent calls, the audit's run_id.
 extension_sql_file!(
     "../sql/idempotency.sql",
     name = "idempotency",

@@ -68,7 +68,7 @@ pub struct Metadata {
     /// "schema.function" `(rows jsonb) returns text` that writes the text block of a
     /// set-returning tool's page, run as the caller (default: a Markdown table or JSON lines).
     pub text: Option<String>,
-    // --- onceonly (issue 13, 4-5): model-output projection, exactly-once operations ---
+    // Model-output projection and exactly-once operations (src/projection.rs, src/idempotency.rs).
     /// "schema.function" taking `(result jsonb)` and returning `jsonb`: what the model (and the
     /// client) sees of this tool's result, run as the caller. An object becomes the
     /// `structuredContent` and its JSON the text; a string is the text alone.
@@ -76,8 +76,7 @@ pub struct Metadata {
     /// The parameter whose value is the call's idempotency key (the `_meta` key
     /// `io.chumbo/idempotency-key` works for every tool that is not read-only).
     pub idempotency_key: Option<String>,
-    // --- end onceonly ---
-    // -- policy (issue 13: visibility, execution predicate, approval; see src/policy.rs) --
+    // Tool policies (src/predicates.rs, src/policy.rs, src/approval.rs).
     /// "schema.function" `() returns boolean`, run as the caller once per request: false hides
     /// the capability from lists and refuses calls as if it did not exist.
     pub visible: Option<String>,
@@ -87,7 +86,6 @@ pub struct Metadata {
     /// `true`, or "schema.function" `(arguments jsonb) returns boolean` deciding per call: the
     /// user confirms exactly this call (principal, tool, arguments) before it runs.
     pub approval: Option<Approval>,
-    // -- end policy --
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]

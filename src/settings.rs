@@ -90,7 +90,7 @@ pub struct Settings {
     /// "schema.function" taking (provider text, provider_sandbox_id text) that
     /// chumbo.sandbox_idle_stop() calls for each idle sandbox.
     pub sandbox_stopper: Option<String>,
-    // --- onceonly (issue 13, 4-5) ---
+    // Model-output projection, exactly-once operations, run handles.
     /// "schema.function" taking `(capability text, error jsonb)` and returning `text`, run as the
     /// caller: rephrases or redacts what a failed capability tells the model. `error` holds the
     /// already-redacted `message`, the `sqlstate`, whether the application `authored` it, and the
@@ -100,12 +100,10 @@ pub struct Settings {
     pub idempotency_ttl_seconds: u32,
     /// How long a run handle (`_meta` `io.chumbo/run`) stays valid, in seconds.
     pub run_ttl_seconds: u32,
-    // --- end onceonly ---
-    // -- policy (issue 13, src/policy.rs) --
+    // Tool policies (src/policy.rs).
     /// "schema.function" `() returns text[]`, run as the caller: the caller's scopes, from the
     /// application's own tables, used instead of the token's `scope`/`scp` claims.
     pub scope_resolver: Option<String>,
-    // -- end policy --
 }
 
 impl Default for Settings {
@@ -135,7 +133,6 @@ impl Default for Settings {
             max_listen_streams: 4,
             state_namespaces: vec![],
             sandbox_stopper: None,
-            // onceonly
             error_projection: None,
             idempotency_ttl_seconds: 86_400,
             run_ttl_seconds: 86_400,

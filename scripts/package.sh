@@ -27,8 +27,8 @@ ext="$STAGE/usr/share/postgresql/$PG_MAJOR/extension"
 # pgrx copies only upgrade scripts (chumbo--A--B.sql); the kept install scripts of earlier versions
 # (sql/chumbo--0.1.0.sql) are what `create extension chumbo version '0.1.0'` needs.
 install -m 644 sql/chumbo--*.sql "$ext/"
-for f in "$STAGE/usr/lib/postgresql/$PG_MAJOR/lib/chumbo.so" "$ext/chumbo.control" "$ext/chumbo--$VERSION.sql" \
-         "$ext/chumbo--0.1.0.sql" "$ext/chumbo--0.1.0--0.2.0.sql" "$ext/chumbo--0.2.0--$VERSION.sql"; do
+kept=(); for f in sql/chumbo--*.sql; do kept+=("$ext/${f#sql/}"); done
+for f in "$STAGE/usr/lib/postgresql/$PG_MAJOR/lib/chumbo.so" "$ext/chumbo.control" "$ext/chumbo--$VERSION.sql" "${kept[@]}"; do
   [[ -s "$f" ]] || die "package: ${f#"$STAGE"/} is missing from the staged tree"
 done
 grep -q "default_version = '$VERSION'" "$ext/chumbo.control" || die "package: chumbo.control is not at $VERSION"

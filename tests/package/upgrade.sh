@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The 0.1.0 -> current (0.3.0) upgrade path, checked by comparison (pgmq-style), against a running server on
+# The 0.1.0 -> current (Cargo.toml's version) upgrade path, checked by comparison (pgmq-style), against a running server on
 # 127.0.0.1:$PGPORT whose extension directory holds chumbo--0.1.0.sql, chumbo--0.2.0.sql and
 # chumbo--0.1.0--0.2.0.sql (tests/package/run.sh provides one, installed from the package alone).
 #   a. chumbo_up:    create extension chumbo version '0.1.0', a capability, settings, an API key,
@@ -16,7 +16,7 @@ PKG_PG_BIN="${PG_BIN:-}"                  # lib.sh sets PG_BIN; an explicit one 
 source "$(dirname "$0")/../../scripts/lib.sh"
 : "${PGPORT:?PGPORT: the port of a running server with chumbo 0.1.0 and 0.2.0 installed}"
 PG_BIN="${PKG_PG_BIN:-$PG_BIN}"
-# 0.1.0 -> the current version, through every upgrade script on the way (0.1.0--0.2.0, 0.2.0--0.3.0)
+# 0.1.0 -> the current version, through every upgrade script on the way (0.1.0--0.2.0, 0.2.0--0.3.0, 0.3.0--0.4.0)
 FROM=0.1.0 TO="$(sed -n 's/^version = "\(.*\)"/\1/p' "$ROOT/Cargo.toml" | head -n 1)"
 WORK="$(mktemp -d)"; trap 'rm -rf "$WORK"' EXIT
 q() { local db="$1"; shift; psql_at "$PGPORT" "$db" "$@"; }

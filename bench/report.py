@@ -2,13 +2,18 @@
 """Helpers of bench/run.sh.
 
   report.py pgbench WARMUP_S warm|cold LOG_PREFIX...   steady-state numbers of a pgbench point (JSON line)
+  report.py cpu OUT.json AFTER_S NAME=PID... -- COMMAND...
+                                                CPU time of process trees while COMMAND runs
+  report.py e2e ROUND.txt...                    one end-to-end point from its wrk rounds (JSON line)
   report.py render RESULTS.jsonl META.json OUT  writes bench/RESULTS.md (never edit that by hand)
 """
 import glob
 import json
 import os
 import re
+import subprocess
 import sys
+import time
 
 
 def pct(values, p):
@@ -17,6 +22,61 @@ def pct(values, p):
     values = sorted(values)
     k = min(len(values) - 1, max(0, round(p / 100 * len(values) + 0.5) - 1))
     return values[k]
+
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def proc_table():
+    """{pid: (ppid, own ticks, waited-for children's ticks)} of every process (/proc/PID/stat
+    utime+stime and cutime+cstime)."""
+    table = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as fh:
+                s = fh.read()
+        except OSError:
+            continue
+        x = s[s.rindex(")") + 2:].split()
+        table[int(d)] = (int(x[1]), int(x[11]) + int(x[12]), int(x[13]) + int(x[14]))
+    return table
+
+
+def tree_ticks(table, root):
+    """CPU ticks of ROOT and its descendants: each live process's own time plus what it collected
+    from the children it reaped (a backend that exited is in the postmaster's cutime), so a
+    process that starts or ends inside the window is counted once."""
+    kids = {}
+    for pid, (ppid, _, _) in table.items():
+        kids.setdefault(ppid, []).append(pid)
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        if pid in table:
+            total += table[pid][1] + table[pid][2]
+            todo += kids.get(pid, [])
+    return total
+
+
+def cpu(out, after, *args):
+    """Run COMMAND; from AFTER seconds after its start to its end, the CPU seconds of each named
+    process tree (NAME=PID) and of COMMAND itself (load). Writes {t0, t1, cpu_s: {...}}."""
+    sep = args.index("--")
+    groups = dict(a.split("=", 1) for a in args[:sep])
+    cmd = args[sep + 1:]
+    child = subprocess.Popen(cmd)
+    time.sleep(float(after))  # the warm-up the caller excludes (pgbench -l tells what fell after)
+    t0, table = time.time(), proc_table()
+    start = {n: tree_ticks(table, int(p)) for n, p in groups.items()}
+    load0 = table.get(child.pid, (0, 0, 0))[1]
+    _, status, usage = os.wait4(child.pid, 0)
+    t1, table = time.time(), proc_table()
+    cpu_s = {n: (tree_ticks(table, int(p)) - start[n]) / TICK for n, p in groups.items()}
+    cpu_s["load"] = usage.ru_utime + usage.ru_stime - load0 / TICK
+    json.dump({"t0": t0, "t1": t1, "cpu_s": cpu_s}, open(out, "w"))
+    sys.exit(os.waitstatus_to_exitcode(status))
 
 
 def pgbench_round(prefix, warmup, mode):
@@ -50,19 +110,28 @@ def pgbench_round(prefix, warmup, mode):
     if mode == "warm":
         start = max(start, max(first.values()))
     end = max(t for _, t, _ in rows)
-    return [l for _, t, l in rows if start < t <= end], max(0.0, end - start), failed
+    cpu_s, cpu_n = {}, 0
+    if os.path.exists(prefix + ".cpu.json"):
+        c = json.load(open(prefix + ".cpu.json"))
+        cpu_s = c["cpu_s"]
+        cpu_n = sum(1 for _, t, _ in rows if c["t0"] < t <= c["t1"])
+    return [l for _, t, l in rows if start < t <= end], max(0.0, end - start), failed, cpu_s, cpu_n
 
 
 def pgbench(warmup, mode, *prefixes):
     """Steady-state numbers of a point measured in one or more rounds (interleaved with the
     point it is compared with): transactions and seconds summed over the rounds."""
-    lat, window, failed = [], 0.0, 0
+    lat, window, failed, cpu_s, cpu_n = [], 0.0, 0, {}, 0
     for prefix in prefixes:
-        l, w, f = pgbench_round(prefix, warmup, mode)
+        l, w, f, cs, cn = pgbench_round(prefix, warmup, mode)
         lat += l
         window += w
         failed += f
+        for k, v in cs.items():
+            cpu_s[k] = cpu_s.get(k, 0) + v
+        cpu_n += cn
     return {
+        "cpu_us": {k: v / cpu_n * 1e6 for k, v in cpu_s.items()} if cpu_n else {},
         "tps": len(lat) / window if window > 0 else 0,
         "avg_ms": sum(lat) / len(lat) if lat else None,
         "p50_ms": pct(lat, 50) if lat else None,
@@ -311,9 +380,55 @@ def render(results_path, meta_path, out_path):
         fh.write("\n".join(L))
 
 
+def e2e(*rounds):
+    """One wrk point measured in rounds (interleaved with the others): requests and seconds
+    summed; percentiles of the rounds merged from each round's quantile function (wrk prints
+    1,000 quantiles), weighted by its requests; CPU seconds (ROUND.cpu.json) summed."""
+    req = dur = good = bad = non2xx = sock = 0
+    samples, cpu_s, lat_max = [], {}, 0
+    for path in rounds:
+        res = qs = None
+        for line in open(path):
+            if line.startswith("RESULT "):
+                res = {k: float(v) for k, v in (x.split("=") for x in line.split()[1:])}
+            elif line.startswith("QUANTILES "):
+                qs = [float(x) for x in line.split()[1:]]
+        if res is None:
+            raise SystemExit(f"{path}: no RESULT line")
+        req += res["requests"]
+        dur += res["duration_us"] / 1e6
+        good, bad, non2xx, sock = good + res["good"], bad + res["bad"], non2xx + res["non2xx"], sock + res["socket_errors"]
+        lat_max = max(lat_max, res["max_us"])
+        if qs:
+            samples += [(q, res["requests"] / len(qs)) for q in qs]
+        if os.path.exists(path + ".cpu.json"):
+            for k, v in json.load(open(path + ".cpu.json"))["cpu_s"].items():
+                cpu_s[k] = cpu_s.get(k, 0) + v
+
+    def wq(p):
+        samples.sort()
+        total, acc = sum(w for _, w in samples), 0
+        for q, w in samples:
+            acc += w
+            if acc >= p / 100 * total:
+                return q
+        return samples[-1][0] if samples else None
+
+    return {
+        "requests": int(req), "rps": req / dur if dur else 0, "p50_us": wq(50), "p90_us": wq(90), "p99_us": wq(99),
+        "max_us": lat_max, "good": int(good), "bad": int(bad), "non2xx": int(non2xx), "socket_errors": int(sock),
+        "rounds": len(rounds), "window_s": round(dur, 2),
+        "cpu_us": {k: v / req * 1e6 for k, v in cpu_s.items()} if req else {},
+    }
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "pgbench":
         print(json.dumps(pgbench(float(sys.argv[2]), sys.argv[3], *sys.argv[4:])))
+    elif sys.argv[1] == "cpu":
+        cpu(*sys.argv[2:])
+    elif sys.argv[1] == "e2e":
+        print(json.dumps(e2e(*sys.argv[2:])))
     elif sys.argv[1] == "render":
         render(*sys.argv[2:5])
     else:

@@ -35,9 +35,9 @@ async function once(url, user) {
   }
   // The text is each server's own rendering (chumbo: a Markdown table or JSON lines; the
   // reference: JSON): it must name every row of the caller and none of anyone else's.
-  const text = result.content?.[0]?.text ?? "";
-  if (!user.ids.every((id) => text.includes(id))) return "text content lacks some of the caller's rows";
-  if (others(user).some((id) => text.includes(id))) return "text content holds another user's rows";
+  const shown = result.content?.[0]?.text ?? "";
+  if (!user.ids.every((id) => shown.includes(id))) return "text content lacks some of the caller's rows";
+  if (others(user).some((id) => shown.includes(id))) return "text content holds another user's rows";
   return null;
 }
 

@@ -3,6 +3,7 @@
 //! requests). Visibility for a caller (EXECUTE privilege, scopes) is decided per request, so role
 //! membership changes, which no event trigger sees, take effect at once.
 
+use crate::alloc;
 use crate::metadata::{self, Metadata, MetadataError};
 use crate::predicates;
 use crate::session;
@@ -90,11 +91,30 @@ pub struct Registry {
     pub settings_error: Option<String>,
     /// Owners of tables whose row-level security does not apply to them.
     pub rls_owners: Vec<pg_sys::Oid>,
-    pub capabilities: Vec<Capability>,
-    pub entries: Vec<Entry>,
+    pub capabilities: Vec<Rc<Capability>>,
+    pub entries: Vec<Rc<Entry>>,
     /// Installed skills, without contents (src/skills.rs).
     pub skills: Vec<crate::skills::Skill>,
     by_name: HashMap<(String, u8), usize>,
+    /// Each function's reflection by oid: the next build reuses it while its stamp holds.
+    reflected: HashMap<u32, Reflected>,
+    /// Bytes this registry holds, reused reflections included (counted by src/alloc.rs).
+    pub bytes: usize,
+    /// Functions reflected for this registry (the others were reused from the previous one).
+    pub reflected_now: usize,
+}
+
+/// One function's reflection and what it was made from (sql/reflect_stamps.sql).
+#[derive(Clone)]
+struct Reflected {
+    stamp: Rc<str>,
+    overloaded: bool,
+    /// False when its policies name other functions (src/predicates.rs), whose changes the
+    /// stamp does not show: such a function is reflected again at every build.
+    reusable: bool,
+    entry: Rc<Entry>,
+    capability: Option<Rc<Capability>>,
+    bytes: usize,
 }
 
 fn kind_key(kind: Kind) -> u8 {
@@ -124,7 +144,7 @@ impl Registry {
     pub fn find(&self, name: &str, kind: Kind) -> Option<&Capability> {
         self.by_name
             .get(&(name.to_string(), kind_key(kind)))
-            .map(|&i| &self.capabilities[i])
+            .map(|&i| &*self.capabilities[i])
     }
 }
 
@@ -197,13 +217,34 @@ pub fn current() -> Rc<Registry> {
     let registry = match cached.filter(|r| r.version == committed) {
         Some(r) => r,
         None => {
-            let r = Rc::new(build(committed));
+            let previous = CACHE.with(|c| c.borrow().clone());
+            let r = Rc::new(build(committed, previous.as_deref()));
+            drop(previous);
             CACHE.with(|c| *c.borrow_mut() = Some(r.clone()));
+            // the previous registry's unshared parts and the build's temporaries are free now
+            alloc::trim();
             r
         }
     };
     CONFIRMED_AT.with(|c| c.set(if committed >= seq { seq } else { -1 }));
     registry
+}
+
+/// This backend's capability cache: what the registry holds (bytes counted by src/alloc.rs, its
+/// validators compiled on first use not included) and the heap of chumbo's Rust code. For owners
+/// only (finalize.sql revokes it from PUBLIC): it counts capabilities a caller may not see.
+#[pg_extern]
+fn cache_stats() -> JsonB {
+    let r = current();
+    JsonB(json!({
+        "version": r.version,
+        "capabilities": r.capabilities.len(),
+        "functions": r.entries.len(),
+        "registry_bytes": r.bytes,
+        "reflected_last_build": r.reflected_now,
+        "allocated_bytes": alloc::live(),
+        "allocated_peak_bytes": alloc::peak(),
+    }))
 }
 
 /// One row of sql/reflect.sql: a function in schema `mcp`.
@@ -318,6 +359,9 @@ struct Findings {
 
 /// Everything a registry is built from, read in one go as the extension owner.
 struct Catalog {
+    /// Every function in `mcp`, in reflection order.
+    stamps: Vec<Stamp>,
+    /// The functions that need reflecting (not reusable from the previous registry).
     functions: Vec<ReflectedFunction>,
     settings: Value,
     keys: HashMap<String, Vec<u8>>,
@@ -326,53 +370,155 @@ struct Catalog {
     skills: Vec<crate::skills::Skill>,
 }
 
-fn build(version: i64) -> Registry {
-    let catalog = session::as_owner(read_catalog);
-    let (settings, settings_error) = match Settings::from_json(catalog.settings) {
-        Ok(s) => (s, None),
-        // Broken settings must not silently loosen anything: defaults are the strict choice.
-        Err(e) => (Settings::default(), Some(e)),
-    };
+/// One row of sql/reflect_stamps.sql.
+struct Stamp {
+    oid: u32,
+    name: String,
+    stamp: String,
+}
+
+impl Catalog {
+    fn overloaded(&self) -> HashMap<&str, bool> {
+        let mut counts: HashMap<&str, usize> = HashMap::new();
+        for s in &self.stamps {
+            *counts.entry(&s.name).or_default() += 1;
+        }
+        counts.into_iter().map(|(n, c)| (n, c > 1)).collect()
+    }
+}
+
+impl Registry {
+    /// The previous reflection of a function, when nothing it was made from has changed.
+    fn reusable(&self, s: &Stamp, overloaded: bool) -> Option<&Reflected> {
+        self.reflected
+            .get(&s.oid)
+            .filter(|r| r.reusable && r.overloaded == overloaded && *r.stamp == *s.stamp)
+    }
+}
+
+/// A registry for `version`: functions whose stamp is unchanged since `previous` keep their
+/// reflection (shared, not copied), the others are reflected now.
+fn build(version: i64, previous: Option<&Registry>) -> Registry {
+    let previous_ = std::panic::AssertUnwindSafe(previous);
+    let mut catalog = session::as_owner(move || read_catalog(*previous_));
     // SAFETY: GetTopTransactionIdIfAny only reads the current transaction state (no pointers).
     let xid = unsafe { pg_sys::GetTopTransactionIdIfAny() };
-    let mut registry = Registry {
-        version,
-        built_in: (xid != pg_sys::InvalidTransactionId).then_some(xid),
-        keys: catalog.keys,
-        settings,
-        settings_error,
-        rls_owners: catalog.rls_owners,
-        capabilities: vec![],
-        entries: vec![],
-        skills: catalog.skills,
-        by_name: HashMap::new(),
-    };
-    let mut name_counts: HashMap<&str, usize> = HashMap::new();
-    for f in &catalog.functions {
-        *name_counts.entry(&f.name).or_default() += 1;
-    }
-    for f in &catalog.functions {
-        let (entry, capability) = reflect(f, name_counts[f.name.as_str()] > 1);
-        registry.index(entry, capability);
-    }
+    let (mut registry, fixed_bytes) = alloc::net(|| {
+        let (settings, settings_error) =
+            match Settings::from_json(std::mem::take(&mut catalog.settings)) {
+                Ok(s) => (s, None),
+                // Broken settings must not silently loosen anything: defaults are the strict choice.
+                Err(e) => (Settings::default(), Some(e)),
+            };
+        Registry {
+            version,
+            built_in: (xid != pg_sys::InvalidTransactionId).then_some(xid),
+            keys: std::mem::take(&mut catalog.keys),
+            settings,
+            settings_error,
+            rls_owners: std::mem::take(&mut catalog.rls_owners),
+            capabilities: vec![],
+            entries: vec![],
+            skills: std::mem::take(&mut catalog.skills),
+            by_name: HashMap::new(),
+            reflected: HashMap::new(),
+            bytes: 0,
+            reflected_now: 0,
+        }
+    });
+    let overloaded = catalog.overloaded();
+    let fetched: HashMap<u32, &ReflectedFunction> =
+        catalog.functions.iter().map(|f| (f.oid, f)).collect();
+    let mut reused_bytes = 0;
+    let ((), indexed_bytes) = alloc::net(|| {
+        for s in &catalog.stamps {
+            let overloaded = overloaded[s.name.as_str()];
+            let r = match previous.and_then(|p| p.reusable(s, overloaded)) {
+                Some(r) => {
+                    reused_bytes += r.bytes;
+                    r.clone()
+                }
+                // Not in the second read: dropped in between (the next build sees it gone).
+                None => match fetched.get(&s.oid) {
+                    Some(f) => {
+                        registry.reflected_now += 1;
+                        reflected(f, overloaded, &s.stamp)
+                    }
+                    None => continue,
+                },
+            };
+            registry.index(s.oid, r);
+        }
+    });
+    registry.bytes = fixed_bytes + indexed_bytes + reused_bytes;
     registry
 }
 
-/// Step 1: the catalog. A failed read leaves that part empty (no capabilities, strict defaults).
-fn read_catalog() -> Catalog {
+/// A function's reflection with its stamp, and the bytes it holds.
+fn reflected(f: &ReflectedFunction, overloaded: bool, stamp: &str) -> Reflected {
+    let (mut r, bytes) = alloc::net(|| {
+        let (entry, capability, reusable) = reflect(f, overloaded);
+        Reflected {
+            stamp: stamp.into(),
+            overloaded,
+            reusable,
+            entry: Rc::new(entry),
+            capability: capability.map(Rc::new),
+            bytes: 0,
+        }
+    });
+    r.bytes = bytes;
+    r
+}
+
+/// Step 1: the catalog; of the functions, only those `previous` cannot reuse. A failed read
+/// leaves that part empty (no capabilities, strict defaults).
+fn read_catalog(previous: Option<&Registry>) -> Catalog {
     // `select`, not Spi::get_one (which runs as a write and takes a transaction id).
-    let functions = Spi::connect(|c| {
-        let mut functions = vec![];
-        for row in c.select(include_str!("../sql/reflect.sql"), None, &[])? {
-            if let Some(JsonB(f)) = row.get::<JsonB>(1)? {
-                functions.push(serde_json::from_value::<ReflectedFunction>(f));
+    let stamps = Spi::connect(|c| {
+        let mut stamps = vec![];
+        for row in c.select(include_str!("../sql/reflect_stamps.sql"), None, &[])? {
+            if let (Some(oid), Some(name), Some(stamp)) = (
+                row.get::<i64>(1)?,
+                row.get::<String>(2)?,
+                row.get::<String>(3)?,
+            ) {
+                let oid = u32::try_from(oid).unwrap_or_default();
+                stamps.push(Stamp { oid, name, stamp });
             }
         }
-        Ok::<_, pgrx::spi::Error>(functions)
+        Ok::<_, pgrx::spi::Error>(stamps)
     })
-    .ok()
-    .and_then(|rows| rows.into_iter().collect::<Result<Vec<_>, _>>().ok())
     .unwrap_or_default();
+    let mut catalog = Catalog {
+        stamps,
+        functions: vec![],
+        settings: json!({}),
+        keys: HashMap::new(),
+        rls_owners: vec![],
+        skills: vec![],
+    };
+    let overloaded = catalog.overloaded();
+    let wanted: Vec<pg_sys::Oid> = catalog
+        .stamps
+        .iter()
+        .filter(|s| previous.and_then(|p| p.reusable(s, overloaded[s.name.as_str()])).is_none())
+        .map(|s| pg_sys::Oid::from(s.oid))
+        .collect();
+    if !wanted.is_empty() {
+        catalog.functions = Spi::connect(|c| {
+            let mut functions = vec![];
+            for row in c.select(include_str!("../sql/reflect.sql"), None, &[wanted.into()])? {
+                if let Some(JsonB(f)) = row.get::<JsonB>(1)? {
+                    functions.push(serde_json::from_value::<ReflectedFunction>(f));
+                }
+            }
+            Ok::<_, pgrx::spi::Error>(functions)
+        })
+        .ok()
+        .and_then(|rows| rows.into_iter().collect::<Result<Vec<_>, _>>().ok())
+        .unwrap_or_default();
+    }
     let settings = Spi::connect(|c| {
         c.select("select value from chumbo.settings", Some(1), &[])?
             .first()
@@ -409,27 +555,26 @@ fn read_catalog() -> Catalog {
         Ok::<_, pgrx::spi::Error>(keys)
     })
     .unwrap_or_default();
-    Catalog {
-        functions,
-        settings,
-        keys,
-        rls_owners,
-        skills: crate::skills::load(),
-    }
+    catalog.settings = settings;
+    catalog.keys = keys;
+    catalog.rls_owners = rls_owners;
+    catalog.skills = crate::skills::load();
+    catalog
 }
 
 impl Registry {
     /// Step 4: index. Every function gets an entry; the first capability of a name and kind wins.
-    fn index(&mut self, entry: Entry, capability: Option<Capability>) {
-        if let Some(c) = capability {
+    fn index(&mut self, oid: u32, r: Reflected) {
+        if let Some(c) = &r.capability {
             let key = (c.name.clone(), kind_key(c.kind));
             if self.by_name.contains_key(&key) {
                 return;
             }
             self.by_name.insert(key, self.capabilities.len());
-            self.capabilities.push(c);
+            self.capabilities.push(c.clone());
         }
-        self.entries.push(entry);
+        self.entries.push(r.entry.clone());
+        self.reflected.insert(oid, r);
     }
 }
 
@@ -448,10 +593,14 @@ struct Declared {
     kind: Kind,
 }
 
-/// Steps 2 and 3 for one function: its entry, and its capability when nothing is wrong.
-fn reflect(f: &ReflectedFunction, overloaded: bool) -> (Entry, Option<Capability>) {
+/// Steps 2 and 3 for one function: its entry, its capability when nothing is wrong, and whether
+/// the result depends on its catalog rows only (see Reflected::reusable).
+fn reflect(f: &ReflectedFunction, overloaded: bool) -> (Entry, Option<Capability>, bool) {
     let mut found = Findings::default();
     let mut declared = declare(f, &mut found);
+    let reusable = declared.meta.visible.is_none()
+        && declared.meta.can_execute.is_none()
+        && !matches!(declared.meta.approval, Some(metadata::Approval::When(_)));
     check_function(f, &declared, overloaded, &mut found);
     let (params, mut input_schema) = parameters(f, &declared.meta, &mut found);
     if let Some(t) = &declared.template {
@@ -494,7 +643,7 @@ fn reflect(f: &ReflectedFunction, overloaded: bool) -> (Entry, Option<Capability
         oid,
     };
     if !entry.problems.is_empty() {
-        return (entry, None);
+        return (entry, None, reusable);
     }
     let capability = Capability {
         oid,
@@ -512,7 +661,7 @@ fn reflect(f: &ReflectedFunction, overloaded: bool) -> (Entry, Option<Capability
         template: declared.template,
         policy,
     };
-    (entry, Some(capability))
+    (entry, Some(capability), reusable)
 }
 
 /// Step 2: the @mcp metadata, the resource URI template and the kind they make.
@@ -769,15 +918,15 @@ mod tests {
     fn reflect_all(ddl: &str) -> Vec<(Entry, Option<Capability>)> {
         Spi::run(ddl).unwrap();
         Spi::run("revoke execute on all routines in schema mcp from public").unwrap();
-        let catalog = read_catalog();
-        let mut counts: HashMap<&str, usize> = HashMap::new();
-        for f in &catalog.functions {
-            *counts.entry(&f.name).or_default() += 1;
-        }
+        let catalog = read_catalog(None);
+        let overloaded = catalog.overloaded();
         catalog
             .functions
             .iter()
-            .map(|f| reflect(f, counts[f.name.as_str()] > 1))
+            .map(|f| {
+                let (e, c, _) = reflect(f, overloaded[f.name.as_str()]);
+                (e, c)
+            })
             .collect()
     }
 
@@ -1011,9 +1160,9 @@ mod tests {
         );
         assert!(capability.is_some());
         Spi::run("create function mcp.open() returns int language sql as 'select 1'").unwrap();
-        let catalog = read_catalog();
+        let catalog = read_catalog(None);
         let f = catalog.functions.iter().find(|f| f.name == "open").unwrap();
-        let (entry, capability) = reflect(f, false);
+        let (entry, capability, _) = reflect(f, false);
         assert_eq!(entry.warnings, [WARN_PUBLIC_EXECUTE]);
         assert!(WARN_PUBLIC_EXECUTE.starts_with("PUBLIC may execute it"));
         assert!(capability.is_some());

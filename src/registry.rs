@@ -98,6 +98,8 @@ pub struct Registry {
     by_name: HashMap<(String, u8), usize>,
     /// Each function's reflection by oid: the next build reuses it while its stamp holds.
     reflected: HashMap<u32, Reflected>,
+    /// The stamp of each type the functions name (sql/reflect_types.sql).
+    type_stamps: HashMap<u32, String>,
     /// Bytes this registry holds, reused reflections included (counted by src/alloc.rs).
     pub bytes: usize,
     /// Functions reflected for this registry (the others were reused from the previous one).
@@ -108,6 +110,8 @@ pub struct Registry {
 #[derive(Clone)]
 struct Reflected {
     stamp: Rc<str>,
+    /// The types it names: it is reflected again when one of their stamps moves.
+    types: Box<[u32]>,
     overloaded: bool,
     /// False when its policies name other functions (src/predicates.rs), whose changes the
     /// stamp does not show: such a function is reflected again at every build.
@@ -363,6 +367,7 @@ struct Catalog {
     stamps: Vec<Stamp>,
     /// The functions that need reflecting (not reusable from the previous registry).
     functions: Vec<ReflectedFunction>,
+    type_stamps: HashMap<u32, String>,
     settings: Value,
     keys: HashMap<String, Vec<u8>>,
     rls_owners: Vec<pg_sys::Oid>,
@@ -375,6 +380,7 @@ struct Stamp {
     oid: u32,
     name: String,
     stamp: String,
+    types: Vec<u32>,
 }
 
 impl Catalog {
@@ -389,10 +395,20 @@ impl Catalog {
 
 impl Registry {
     /// The previous reflection of a function, when nothing it was made from has changed.
-    fn reusable(&self, s: &Stamp, overloaded: bool) -> Option<&Reflected> {
-        self.reflected
-            .get(&s.oid)
-            .filter(|r| r.reusable && r.overloaded == overloaded && *r.stamp == *s.stamp)
+    fn reusable(
+        &self,
+        s: &Stamp,
+        overloaded: bool,
+        type_stamps: &HashMap<u32, String>,
+    ) -> Option<&Reflected> {
+        self.reflected.get(&s.oid).filter(|r| {
+            r.reusable
+                && r.overloaded == overloaded
+                && *r.stamp == *s.stamp
+                && r.types
+                    .iter()
+                    .all(|t| self.type_stamps.get(t) == type_stamps.get(t))
+        })
     }
 }
 
@@ -422,6 +438,7 @@ fn build(version: i64, previous: Option<&Registry>) -> Registry {
             skills: std::mem::take(&mut catalog.skills),
             by_name: HashMap::new(),
             reflected: HashMap::new(),
+            type_stamps: std::mem::take(&mut catalog.type_stamps),
             bytes: 0,
             reflected_now: 0,
         }
@@ -433,7 +450,7 @@ fn build(version: i64, previous: Option<&Registry>) -> Registry {
     let ((), indexed_bytes) = alloc::net(|| {
         for s in &catalog.stamps {
             let overloaded = overloaded[s.name.as_str()];
-            let r = match previous.and_then(|p| p.reusable(s, overloaded)) {
+            let r = match previous.and_then(|p| p.reusable(s, overloaded, &registry.type_stamps)) {
                 Some(r) => {
                     reused_bytes += r.bytes;
                     r.clone()
@@ -442,7 +459,7 @@ fn build(version: i64, previous: Option<&Registry>) -> Registry {
                 None => match fetched.get(&s.oid) {
                     Some(f) => {
                         registry.reflected_now += 1;
-                        reflected(f, overloaded, &s.stamp)
+                        reflected(f, s, overloaded)
                     }
                     None => continue,
                 },
@@ -455,11 +472,12 @@ fn build(version: i64, previous: Option<&Registry>) -> Registry {
 }
 
 /// A function's reflection with its stamp, and the bytes it holds.
-fn reflected(f: &ReflectedFunction, overloaded: bool, stamp: &str) -> Reflected {
+fn reflected(f: &ReflectedFunction, s: &Stamp, overloaded: bool) -> Reflected {
     let (mut r, bytes) = alloc::net(|| {
         let (entry, capability, reusable) = reflect(f, overloaded);
         Reflected {
-            stamp: stamp.into(),
+            stamp: s.stamp.as_str().into(),
+            types: s.types.as_slice().into(),
             overloaded,
             reusable,
             entry: Rc::new(entry),
@@ -478,13 +496,20 @@ fn read_catalog(previous: Option<&Registry>) -> Catalog {
     let stamps = Spi::connect(|c| {
         let mut stamps = vec![];
         for row in c.select(include_str!("../sql/reflect_stamps.sql"), None, &[])? {
-            if let (Some(oid), Some(name), Some(stamp)) = (
+            if let (Some(oid), Some(name), Some(stamp), Some(types)) = (
                 row.get::<i64>(1)?,
                 row.get::<String>(2)?,
                 row.get::<String>(3)?,
+                row.get::<Vec<pg_sys::Oid>>(4)?,
             ) {
                 let oid = u32::try_from(oid).unwrap_or_default();
-                stamps.push(Stamp { oid, name, stamp });
+                let types = types.into_iter().map(u32::from).collect();
+                stamps.push(Stamp {
+                    oid,
+                    name,
+                    stamp,
+                    types,
+                });
             }
         }
         Ok::<_, pgrx::spi::Error>(stamps)
@@ -493,16 +518,42 @@ fn read_catalog(previous: Option<&Registry>) -> Catalog {
     let mut catalog = Catalog {
         stamps,
         functions: vec![],
+        type_stamps: HashMap::new(),
         settings: json!({}),
         keys: HashMap::new(),
         rls_owners: vec![],
         skills: vec![],
     };
+    let mut types: Vec<pg_sys::Oid> = catalog
+        .stamps
+        .iter()
+        .flat_map(|s| s.types.iter().map(|&t| pg_sys::Oid::from(t)))
+        .collect();
+    types.sort_unstable();
+    types.dedup();
+    catalog.type_stamps = Spi::connect(|c| {
+        let mut stamps = HashMap::new();
+        for row in c.select(
+            include_str!("../sql/reflect_types.sql"),
+            None,
+            &[types.into()],
+        )? {
+            if let (Some(t), Some(stamp)) = (row.get::<i64>(1)?, row.get::<String>(2)?) {
+                stamps.insert(u32::try_from(t).unwrap_or_default(), stamp);
+            }
+        }
+        Ok::<_, pgrx::spi::Error>(stamps)
+    })
+    .unwrap_or_default();
     let overloaded = catalog.overloaded();
     let wanted: Vec<pg_sys::Oid> = catalog
         .stamps
         .iter()
-        .filter(|s| previous.and_then(|p| p.reusable(s, overloaded[s.name.as_str()])).is_none())
+        .filter(|s| {
+            previous
+                .and_then(|p| p.reusable(s, overloaded[s.name.as_str()], &catalog.type_stamps))
+                .is_none()
+        })
         .map(|s| pg_sys::Oid::from(s.oid))
         .collect();
     if !wanted.is_empty() {
@@ -1245,6 +1296,145 @@ mod tests {
             cap("result").input_schema,
             json!({"type": "object", "properties": {}, "additionalProperties": false})
         );
+    }
+
+    /// Everything a registry says about its functions, for comparing two builds.
+    fn describe(r: &Registry) -> Vec<String> {
+        let mut out: Vec<String> = r
+            .entries
+            .iter()
+            .map(|e| {
+                format!(
+                    "entry {} {} {:?} {} {:?} {:?}",
+                    e.identity, e.name, e.kind, e.oid, e.problems, e.warnings
+                )
+            })
+            .collect();
+        for c in &r.capabilities {
+            let params: Vec<_> = c
+                .params
+                .iter()
+                .map(|p| (&p.name, &p.sql_type, p.required, &p.description))
+                .collect();
+            let approval = match &c.policy.approval {
+                predicates::ApprovalRule::Never => "never".to_string(),
+                predicates::ApprovalRule::Always => "always".to_string(),
+                predicates::ApprovalRule::When(p) => format!("when {p:?}"),
+            };
+            out.push(format!(
+                "capability {} {:?} {:?} {} {} {:?} {} {} {:?} {:?} {:?} {:?} {}",
+                c.name,
+                c.kind,
+                c.description,
+                serde_json::to_string(&c.meta).unwrap(),
+                c.input_schema,
+                params,
+                c.read_only,
+                c.returns_set,
+                c.returns,
+                c.template,
+                c.policy.visible,
+                c.policy.can_execute,
+                approval
+            ));
+            out.push(crate::protocol::tool_json(c).to_string());
+        }
+        out
+    }
+
+    /// A registry built from the previous one after each change (reusing what did not change)
+    /// says exactly what one built from scratch says: functions created, re-commented, renamed,
+    /// re-granted, overloaded and dropped, types renamed and extended, a policy function that
+    /// appears later, several changes of one row in one transaction (this test is one).
+    #[pgrx::pg_test]
+    fn incremental_builds_equal_full_builds() {
+        Spi::run(
+            "create type public.color as enum ('red');
+             create function mcp.keep(x int) returns int language sql as 'select x';
+             comment on function mcp.keep is 'Never changes.'",
+        )
+        .unwrap();
+        let steps = [
+            "create function mcp.a(x int) returns int language sql as 'select x';
+             create function mcp.b(c public.color) returns text language sql as 'select 1';
+             comment on function mcp.a is 'A.'",
+            "comment on function mcp.a is 'A2. @mcp {\"title\": \"A\"}'",
+            "comment on function mcp.a is 'A3. @mcp {\"title\": \"A3\"}'",
+            "alter function mcp.a rename to a2",
+            "revoke execute on function mcp.a2(int) from public",
+            "grant execute on function mcp.a2(int) to public",
+            "alter type public.color add value 'blue'",
+            "alter type public.color rename to colour",
+            "create function mcp.a2(x text) returns text language sql as 'select x'",
+            "drop function mcp.a2(text)",
+            "comment on function mcp.b is '@mcp {\"visible\": \"public.later\"}'",
+            "create function public.later() returns boolean language sql as 'select true'",
+            "create or replace function mcp.b(c public.colour) returns text language sql stable as 'select 2'",
+            "alter function mcp.a2(int) security definer",
+            "comment on function mcp.a2 is null",
+            "drop function mcp.b",
+            "create function mcp.b(c public.colour, d int default 1) returns text language sql as 'select 3'",
+        ];
+        let mut registry = build(0, None);
+        for step in steps {
+            Spi::run(step).unwrap();
+            let incremental = build(0, Some(&registry));
+            let full = build(0, None);
+            assert_eq!(describe(&incremental), describe(&full), "after: {step}");
+            // mcp.keep is never reflected again
+            assert!(
+                incremental.reflected_now < full.reflected_now,
+                "after: {step}: {} of {} reflected",
+                incremental.reflected_now,
+                full.reflected_now
+            );
+            registry = incremental;
+        }
+        assert_eq!(build(0, Some(&registry)).reflected_now, 0);
+    }
+
+    /// The registry's own bytes (counting allocator) grow with its tools and shrink when they go.
+    #[pgrx::pg_test]
+    fn registry_bytes_follow_the_tools() {
+        let empty = build(0, None);
+        Spi::run(
+            "do $$ begin for i in 1..200 loop
+               execute format('create function mcp.t%s(a text, b int default 1) returns text language sql as %L', i, 'select a');
+               execute format('comment on function mcp.t%s(text, int) is %L', i, format('Tool %s. @mcp {\"title\": \"T%s\"}', i, i));
+             end loop; end $$",
+        )
+        .unwrap();
+        let many = build(0, Some(&empty));
+        assert_eq!(many.capabilities.len(), empty.capabilities.len() + 200);
+        let per_tool = (many.bytes - empty.bytes) / 200;
+        assert!(
+            (300..20_000).contains(&per_tool),
+            "{per_tool} bytes per tool"
+        );
+        // reused reflections are counted as well
+        let again = build(0, Some(&many));
+        assert_eq!(again.reflected_now, 0);
+        assert!(
+            again.bytes.abs_diff(many.bytes) < many.bytes / 10,
+            "{} vs {}",
+            again.bytes,
+            many.bytes
+        );
+        Spi::run(
+            "do $$ begin for i in 1..150 loop
+               execute format('drop function mcp.t%s(text, int)', i);
+             end loop; end $$",
+        )
+        .unwrap();
+        let fewer = build(0, Some(&again));
+        assert_eq!(fewer.capabilities.len(), empty.capabilities.len() + 50);
+        assert!(
+            fewer.bytes < many.bytes - 100 * per_tool,
+            "{} vs {}",
+            fewer.bytes,
+            many.bytes
+        );
+        assert!(fewer.bytes > empty.bytes);
     }
 
     /// Doctor's texts are part of the contract (regress expected files assert them).

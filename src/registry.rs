@@ -524,13 +524,14 @@ fn read_catalog(previous: Option<&Registry>) -> Catalog {
         rls_owners: vec![],
         skills: vec![],
     };
-    let mut types: Vec<pg_sys::Oid> = catalog
+    let mut types: Vec<u32> = catalog
         .stamps
         .iter()
-        .flat_map(|s| s.types.iter().map(|&t| pg_sys::Oid::from(t)))
+        .flat_map(|s| s.types.iter().copied())
         .collect();
     types.sort_unstable();
     types.dedup();
+    let types: Vec<pg_sys::Oid> = types.into_iter().map(pg_sys::Oid::from).collect();
     catalog.type_stamps = Spi::connect(|c| {
         let mut stamps = HashMap::new();
         for row in c.select(

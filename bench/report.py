@@ -236,12 +236,18 @@ def render(results_path, meta_path, out_path):
     for db, r in mem.items():
         w(f"| {db} | {r['tools']} ({r['pages']} pages) | {mib(r['before']['rssanon_kb'])} | {d(r, 'afterPing')} | **{d(r, 'afterFirst')}** "
           f"| {d(r, 'afterSecond')} | {d(r, 'afterAll')} | {d(r, 'afterFirst', 'vmrss_kb')} | {d(r, 'afterFirst', 'contexts_kb')} |")
-    cache_mib = None
+    cache_mib = registry_mib = None
     if "chumbo_bench" in mem and "chumbo_bench_1k" in mem:
         delta = lambda r: r["afterAll"]["rssanon_kb"] - r["before"]["rssanon_kb"]
         cache_mib = (delta(mem["chumbo_bench_1k"]) - delta(mem["chumbo_bench"])) / 1024
         w("")
         w(f"Cache of 1,000 tools minus cache of 10 (RssAnon growth to after all pages): **{cache_mib:.1f} MiB** per backend.")
+        rb = [mem[db].get("cache", {}).get("registry_bytes") for db in ("chumbo_bench_1k", "chumbo_bench")]
+        if None not in rb:
+            registry_mib = (rb[0] - rb[1]) / 1048576
+            w("")
+            w(f"The registry's own bytes (`chumbo.cache_stats()`, counting allocator), 1,000 tools minus 10: "
+              f"**{registry_mib:.1f} MiB**.")
     w("")
 
     # targets -----------------------------------------------------------------------------------
@@ -272,6 +278,8 @@ def render(results_path, meta_path, out_path):
                    a["rps"] >= 0.5 * fl["tps"])
     if cache_mib is not None:
         target("cache memory ≤ 8 MiB per backend at 1,000 tools (RssAnon growth, 1,000 tools minus 10)", f"{cache_mib:.1f} MiB", cache_mib <= 8)
+        if registry_mib is not None:
+            target("registry_bytes ≤ 8 MiB at 1,000 tools (chumbo.cache_stats(), 1,000 tools minus 10)", f"{registry_mib:.1f} MiB", registry_mib <= 8)
     w("")
 
     # profiles ----------------------------------------------------------------------------------

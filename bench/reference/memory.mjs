@@ -54,5 +54,7 @@ while (cursor) {
   pages++;
 }
 const afterAll = await sample();
-console.log(JSON.stringify({ pid, tools, pages, before, afterPing, afterFirst, afterSecond, afterAll }));
+// The registry's own bytes, counted by chumbo's allocator (bench/run.sh lets chumbo_edge call it).
+const { rows: [{ cache }] } = await client.query("select chumbo.cache_stats() as cache");
+console.log(JSON.stringify({ pid, tools, pages, before, afterPing, afterFirst, afterSecond, afterAll, cache }));
 await client.end();

@@ -1338,7 +1338,6 @@ mod tests {
                 c.policy.can_execute,
                 approval
             ));
-            out.push(crate::protocol::tool_json(c).to_string());
         }
         out
     }

@@ -112,7 +112,7 @@ q postgres -c 'grant pg_read_all_stats to chumbo_edge'
 # as chumbo_edge, playing a trusted server-side caller. grant_edge gives the edge chumbo.http only,
 # so on this throwaway bench cluster that role also gets what such a caller has.
 for db in "$DB10" "$DB1K"; do
-  q "$db" -c 'grant execute on function chumbo.handle(jsonb, jsonb) to chumbo_edge'
+  q "$db" -c 'grant execute on function chumbo.handle(jsonb, jsonb), chumbo.cache_stats() to chumbo_edge'
 done
 q postgres -c 'grant authenticated to chumbo_edge'
 # chumbo.cache_stats() reports the calling backend's cache: memory.mjs calls it in its own session.

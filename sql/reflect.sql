@@ -1,6 +1,7 @@
--- Every function in schema mcp with what the registry needs, one jsonb row each: the fields of
--- registry::ReflectedFunction (types: types::ReflectedType, from chumbo._type_info).
--- Run as the extension owner by src/registry.rs whenever chumbo.schema_version moved.
+-- The functions in schema mcp whose oids are in $1 with what the registry needs, one jsonb row
+-- each: the fields of registry::ReflectedFunction (types: types::ReflectedType, from
+-- chumbo._type_info). Run as the extension owner by src/registry.rs for the functions whose
+-- stamp (sql/reflect_stamps.sql) moved since the registry it had.
 select jsonb_build_object(
     'oid', p.oid::int8,
     'name', p.proname,
@@ -31,5 +32,5 @@ select jsonb_build_object(
 )
 from pg_proc p
 join pg_namespace n on n.oid = p.pronamespace
-where n.nspname = 'mcp'
+where n.nspname = 'mcp' and p.oid = any($1)
 order by p.proname, p.oid

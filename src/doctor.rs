@@ -134,7 +134,7 @@ fn surface() -> JsonB {
                 && caller.may_use(c)
                 && crate::policy::visible(c, &caller)
         })
-        .map(crate::protocol::tool_json)
+        .map(|c| crate::protocol::tool_json(c))
         .collect();
     // serde_json's maps are ordered by key, so this serialization is canonical.
     let canonical = serde_json::Value::Array(tools.clone()).to_string();

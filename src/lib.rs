@@ -3,6 +3,7 @@
 
 use pgrx::prelude::*;
 
+mod alloc;
 mod api;
 mod apikey;
 mod approval;

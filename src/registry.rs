@@ -3,6 +3,7 @@
 //! requests). Visibility for a caller (EXECUTE privilege, scopes) is decided per request, so role
 //! membership changes, which no event trigger sees, take effect at once.
 
+use crate::alloc;
 use crate::metadata::{self, Metadata, MetadataError};
 use crate::predicates;
 use crate::session;
@@ -90,11 +91,34 @@ pub struct Registry {
     pub settings_error: Option<String>,
     /// Owners of tables whose row-level security does not apply to them.
     pub rls_owners: Vec<pg_sys::Oid>,
-    pub capabilities: Vec<Capability>,
-    pub entries: Vec<Entry>,
+    pub capabilities: Vec<Rc<Capability>>,
+    pub entries: Vec<Rc<Entry>>,
     /// Installed skills, without contents (src/skills.rs).
     pub skills: Vec<crate::skills::Skill>,
     by_name: HashMap<(String, u8), usize>,
+    /// Each function's reflection by oid: the next build reuses it while its stamp holds.
+    reflected: HashMap<u32, Reflected>,
+    /// The stamp of each type the functions name (sql/reflect_types.sql).
+    type_stamps: HashMap<u32, String>,
+    /// Bytes this registry holds, reused reflections included (counted by src/alloc.rs).
+    pub bytes: usize,
+    /// Functions reflected for this registry (the others were reused from the previous one).
+    pub reflected_now: usize,
+}
+
+/// One function's reflection and what it was made from (sql/reflect_stamps.sql).
+#[derive(Clone)]
+struct Reflected {
+    stamp: Rc<str>,
+    /// The types it names: it is reflected again when one of their stamps moves.
+    types: Box<[u32]>,
+    overloaded: bool,
+    /// False when its policies name other functions (src/predicates.rs), whose changes the
+    /// stamp does not show: such a function is reflected again at every build.
+    reusable: bool,
+    entry: Rc<Entry>,
+    capability: Option<Rc<Capability>>,
+    bytes: usize,
 }
 
 fn kind_key(kind: Kind) -> u8 {
@@ -124,7 +148,7 @@ impl Registry {
     pub fn find(&self, name: &str, kind: Kind) -> Option<&Capability> {
         self.by_name
             .get(&(name.to_string(), kind_key(kind)))
-            .map(|&i| &self.capabilities[i])
+            .map(|&i| &*self.capabilities[i])
     }
 }
 
@@ -197,13 +221,34 @@ pub fn current() -> Rc<Registry> {
     let registry = match cached.filter(|r| r.version == committed) {
         Some(r) => r,
         None => {
-            let r = Rc::new(build(committed));
+            let previous = CACHE.with(|c| c.borrow().clone());
+            let r = Rc::new(build(committed, previous.as_deref()));
+            drop(previous);
             CACHE.with(|c| *c.borrow_mut() = Some(r.clone()));
+            // the previous registry's unshared parts and the build's temporaries are free now
+            alloc::trim();
             r
         }
     };
     CONFIRMED_AT.with(|c| c.set(if committed >= seq { seq } else { -1 }));
     registry
+}
+
+/// This backend's capability cache: what the registry holds (bytes counted by src/alloc.rs, its
+/// validators compiled on first use not included) and the heap of chumbo's Rust code. For owners
+/// only (finalize.sql revokes it from PUBLIC): it counts capabilities a caller may not see.
+#[pg_extern]
+fn cache_stats() -> JsonB {
+    let r = current();
+    JsonB(json!({
+        "version": r.version,
+        "capabilities": r.capabilities.len(),
+        "functions": r.entries.len(),
+        "registry_bytes": r.bytes,
+        "reflected_last_build": r.reflected_now,
+        "allocated_bytes": alloc::live(),
+        "allocated_peak_bytes": alloc::peak(),
+    }))
 }
 
 /// One row of sql/reflect.sql: a function in schema `mcp`.
@@ -318,7 +363,11 @@ struct Findings {
 
 /// Everything a registry is built from, read in one go as the extension owner.
 struct Catalog {
+    /// Every function in `mcp`, in reflection order.
+    stamps: Vec<Stamp>,
+    /// The functions that need reflecting (not reusable from the previous registry).
     functions: Vec<ReflectedFunction>,
+    type_stamps: HashMap<u32, String>,
     settings: Value,
     keys: HashMap<String, Vec<u8>>,
     rls_owners: Vec<pg_sys::Oid>,
@@ -326,53 +375,202 @@ struct Catalog {
     skills: Vec<crate::skills::Skill>,
 }
 
-fn build(version: i64) -> Registry {
-    let catalog = session::as_owner(read_catalog);
-    let (settings, settings_error) = match Settings::from_json(catalog.settings) {
-        Ok(s) => (s, None),
-        // Broken settings must not silently loosen anything: defaults are the strict choice.
-        Err(e) => (Settings::default(), Some(e)),
-    };
+/// One row of sql/reflect_stamps.sql.
+struct Stamp {
+    oid: u32,
+    name: String,
+    stamp: String,
+    types: Vec<u32>,
+}
+
+impl Catalog {
+    fn overloaded(&self) -> HashMap<&str, bool> {
+        let mut counts: HashMap<&str, usize> = HashMap::new();
+        for s in &self.stamps {
+            *counts.entry(&s.name).or_default() += 1;
+        }
+        counts.into_iter().map(|(n, c)| (n, c > 1)).collect()
+    }
+}
+
+impl Registry {
+    /// The previous reflection of a function, when nothing it was made from has changed.
+    fn reusable(
+        &self,
+        s: &Stamp,
+        overloaded: bool,
+        type_stamps: &HashMap<u32, String>,
+    ) -> Option<&Reflected> {
+        self.reflected.get(&s.oid).filter(|r| {
+            r.reusable
+                && r.overloaded == overloaded
+                && *r.stamp == *s.stamp
+                && r.types
+                    .iter()
+                    .all(|t| self.type_stamps.get(t) == type_stamps.get(t))
+        })
+    }
+}
+
+/// A registry for `version`: functions whose stamp is unchanged since `previous` keep their
+/// reflection (shared, not copied), the others are reflected now.
+fn build(version: i64, previous: Option<&Registry>) -> Registry {
+    let previous_ = std::panic::AssertUnwindSafe(previous);
+    let mut catalog = session::as_owner(move || read_catalog(*previous_));
     // SAFETY: GetTopTransactionIdIfAny only reads the current transaction state (no pointers).
     let xid = unsafe { pg_sys::GetTopTransactionIdIfAny() };
-    let mut registry = Registry {
-        version,
-        built_in: (xid != pg_sys::InvalidTransactionId).then_some(xid),
-        keys: catalog.keys,
-        settings,
-        settings_error,
-        rls_owners: catalog.rls_owners,
-        capabilities: vec![],
-        entries: vec![],
-        skills: catalog.skills,
-        by_name: HashMap::new(),
-    };
-    let mut name_counts: HashMap<&str, usize> = HashMap::new();
-    for f in &catalog.functions {
-        *name_counts.entry(&f.name).or_default() += 1;
-    }
-    for f in &catalog.functions {
-        let (entry, capability) = reflect(f, name_counts[f.name.as_str()] > 1);
-        registry.index(entry, capability);
-    }
+    let (mut registry, fixed_bytes) = alloc::net(|| {
+        let (settings, settings_error) =
+            match Settings::from_json(std::mem::take(&mut catalog.settings)) {
+                Ok(s) => (s, None),
+                // Broken settings must not silently loosen anything: defaults are the strict choice.
+                Err(e) => (Settings::default(), Some(e)),
+            };
+        Registry {
+            version,
+            built_in: (xid != pg_sys::InvalidTransactionId).then_some(xid),
+            keys: std::mem::take(&mut catalog.keys),
+            settings,
+            settings_error,
+            rls_owners: std::mem::take(&mut catalog.rls_owners),
+            capabilities: vec![],
+            entries: vec![],
+            skills: std::mem::take(&mut catalog.skills),
+            by_name: HashMap::new(),
+            reflected: HashMap::new(),
+            type_stamps: std::mem::take(&mut catalog.type_stamps),
+            bytes: 0,
+            reflected_now: 0,
+        }
+    });
+    let overloaded = catalog.overloaded();
+    let fetched: HashMap<u32, &ReflectedFunction> =
+        catalog.functions.iter().map(|f| (f.oid, f)).collect();
+    let mut reused_bytes = 0;
+    let ((), indexed_bytes) = alloc::net(|| {
+        for s in &catalog.stamps {
+            let overloaded = overloaded[s.name.as_str()];
+            let r = match previous.and_then(|p| p.reusable(s, overloaded, &registry.type_stamps)) {
+                Some(r) => {
+                    reused_bytes += r.bytes;
+                    r.clone()
+                }
+                // Not in the second read: dropped in between (the next build sees it gone).
+                None => match fetched.get(&s.oid) {
+                    Some(f) => {
+                        registry.reflected_now += 1;
+                        reflected(f, s, overloaded)
+                    }
+                    None => continue,
+                },
+            };
+            registry.index(s.oid, r);
+        }
+    });
+    registry.bytes = fixed_bytes + indexed_bytes + reused_bytes;
     registry
 }
 
-/// Step 1: the catalog. A failed read leaves that part empty (no capabilities, strict defaults).
-fn read_catalog() -> Catalog {
+/// A function's reflection with its stamp, and the bytes it holds.
+fn reflected(f: &ReflectedFunction, s: &Stamp, overloaded: bool) -> Reflected {
+    let (mut r, bytes) = alloc::net(|| {
+        let (entry, capability, reusable) = reflect(f, overloaded);
+        Reflected {
+            stamp: s.stamp.as_str().into(),
+            types: s.types.as_slice().into(),
+            overloaded,
+            reusable,
+            entry: Rc::new(entry),
+            capability: capability.map(Rc::new),
+            bytes: 0,
+        }
+    });
+    r.bytes = bytes;
+    r
+}
+
+/// Step 1: the catalog; of the functions, only those `previous` cannot reuse. A failed read
+/// leaves that part empty (no capabilities, strict defaults).
+fn read_catalog(previous: Option<&Registry>) -> Catalog {
     // `select`, not Spi::get_one (which runs as a write and takes a transaction id).
-    let functions = Spi::connect(|c| {
-        let mut functions = vec![];
-        for row in c.select(include_str!("../sql/reflect.sql"), None, &[])? {
-            if let Some(JsonB(f)) = row.get::<JsonB>(1)? {
-                functions.push(serde_json::from_value::<ReflectedFunction>(f));
+    let stamps = Spi::connect(|c| {
+        let mut stamps = vec![];
+        for row in c.select(include_str!("../sql/reflect_stamps.sql"), None, &[])? {
+            if let (Some(oid), Some(name), Some(stamp), Some(types)) = (
+                row.get::<i64>(1)?,
+                row.get::<String>(2)?,
+                row.get::<String>(3)?,
+                row.get::<Vec<pg_sys::Oid>>(4)?,
+            ) {
+                let oid = u32::try_from(oid).unwrap_or_default();
+                let types = types.into_iter().map(u32::from).collect();
+                stamps.push(Stamp {
+                    oid,
+                    name,
+                    stamp,
+                    types,
+                });
             }
         }
-        Ok::<_, pgrx::spi::Error>(functions)
+        Ok::<_, pgrx::spi::Error>(stamps)
     })
-    .ok()
-    .and_then(|rows| rows.into_iter().collect::<Result<Vec<_>, _>>().ok())
     .unwrap_or_default();
+    let mut catalog = Catalog {
+        stamps,
+        functions: vec![],
+        type_stamps: HashMap::new(),
+        settings: json!({}),
+        keys: HashMap::new(),
+        rls_owners: vec![],
+        skills: vec![],
+    };
+    let mut types: Vec<u32> = catalog
+        .stamps
+        .iter()
+        .flat_map(|s| s.types.iter().copied())
+        .collect();
+    types.sort_unstable();
+    types.dedup();
+    let types: Vec<pg_sys::Oid> = types.into_iter().map(pg_sys::Oid::from).collect();
+    catalog.type_stamps = Spi::connect(|c| {
+        let mut stamps = HashMap::new();
+        for row in c.select(
+            include_str!("../sql/reflect_types.sql"),
+            None,
+            &[types.into()],
+        )? {
+            if let (Some(t), Some(stamp)) = (row.get::<i64>(1)?, row.get::<String>(2)?) {
+                stamps.insert(u32::try_from(t).unwrap_or_default(), stamp);
+            }
+        }
+        Ok::<_, pgrx::spi::Error>(stamps)
+    })
+    .unwrap_or_default();
+    let overloaded = catalog.overloaded();
+    let wanted: Vec<pg_sys::Oid> = catalog
+        .stamps
+        .iter()
+        .filter(|s| {
+            previous
+                .and_then(|p| p.reusable(s, overloaded[s.name.as_str()], &catalog.type_stamps))
+                .is_none()
+        })
+        .map(|s| pg_sys::Oid::from(s.oid))
+        .collect();
+    if !wanted.is_empty() {
+        catalog.functions = Spi::connect(|c| {
+            let mut functions = vec![];
+            for row in c.select(include_str!("../sql/reflect.sql"), None, &[wanted.into()])? {
+                if let Some(JsonB(f)) = row.get::<JsonB>(1)? {
+                    functions.push(serde_json::from_value::<ReflectedFunction>(f));
+                }
+            }
+            Ok::<_, pgrx::spi::Error>(functions)
+        })
+        .ok()
+        .and_then(|rows| rows.into_iter().collect::<Result<Vec<_>, _>>().ok())
+        .unwrap_or_default();
+    }
     let settings = Spi::connect(|c| {
         c.select("select value from chumbo.settings", Some(1), &[])?
             .first()
@@ -409,27 +607,26 @@ fn read_catalog() -> Catalog {
         Ok::<_, pgrx::spi::Error>(keys)
     })
     .unwrap_or_default();
-    Catalog {
-        functions,
-        settings,
-        keys,
-        rls_owners,
-        skills: crate::skills::load(),
-    }
+    catalog.settings = settings;
+    catalog.keys = keys;
+    catalog.rls_owners = rls_owners;
+    catalog.skills = crate::skills::load();
+    catalog
 }
 
 impl Registry {
     /// Step 4: index. Every function gets an entry; the first capability of a name and kind wins.
-    fn index(&mut self, entry: Entry, capability: Option<Capability>) {
-        if let Some(c) = capability {
+    fn index(&mut self, oid: u32, r: Reflected) {
+        if let Some(c) = &r.capability {
             let key = (c.name.clone(), kind_key(c.kind));
             if self.by_name.contains_key(&key) {
                 return;
             }
             self.by_name.insert(key, self.capabilities.len());
-            self.capabilities.push(c);
+            self.capabilities.push(c.clone());
         }
-        self.entries.push(entry);
+        self.entries.push(r.entry.clone());
+        self.reflected.insert(oid, r);
     }
 }
 
@@ -448,10 +645,14 @@ struct Declared {
     kind: Kind,
 }
 
-/// Steps 2 and 3 for one function: its entry, and its capability when nothing is wrong.
-fn reflect(f: &ReflectedFunction, overloaded: bool) -> (Entry, Option<Capability>) {
+/// Steps 2 and 3 for one function: its entry, its capability when nothing is wrong, and whether
+/// the result depends on its catalog rows only (see Reflected::reusable).
+fn reflect(f: &ReflectedFunction, overloaded: bool) -> (Entry, Option<Capability>, bool) {
     let mut found = Findings::default();
     let mut declared = declare(f, &mut found);
+    let reusable = declared.meta.visible.is_none()
+        && declared.meta.can_execute.is_none()
+        && !matches!(declared.meta.approval, Some(metadata::Approval::When(_)));
     check_function(f, &declared, overloaded, &mut found);
     let (params, mut input_schema) = parameters(f, &declared.meta, &mut found);
     if let Some(t) = &declared.template {
@@ -494,7 +695,7 @@ fn reflect(f: &ReflectedFunction, overloaded: bool) -> (Entry, Option<Capability
         oid,
     };
     if !entry.problems.is_empty() {
-        return (entry, None);
+        return (entry, None, reusable);
     }
     let capability = Capability {
         oid,
@@ -512,7 +713,7 @@ fn reflect(f: &ReflectedFunction, overloaded: bool) -> (Entry, Option<Capability
         template: declared.template,
         policy,
     };
-    (entry, Some(capability))
+    (entry, Some(capability), reusable)
 }
 
 /// Step 2: the @mcp metadata, the resource URI template and the kind they make.
@@ -769,15 +970,15 @@ mod tests {
     fn reflect_all(ddl: &str) -> Vec<(Entry, Option<Capability>)> {
         Spi::run(ddl).unwrap();
         Spi::run("revoke execute on all routines in schema mcp from public").unwrap();
-        let catalog = read_catalog();
-        let mut counts: HashMap<&str, usize> = HashMap::new();
-        for f in &catalog.functions {
-            *counts.entry(&f.name).or_default() += 1;
-        }
+        let catalog = read_catalog(None);
+        let overloaded = catalog.overloaded();
         catalog
             .functions
             .iter()
-            .map(|f| reflect(f, counts[f.name.as_str()] > 1))
+            .map(|f| {
+                let (e, c, _) = reflect(f, overloaded[f.name.as_str()]);
+                (e, c)
+            })
             .collect()
     }
 
@@ -1011,9 +1212,9 @@ mod tests {
         );
         assert!(capability.is_some());
         Spi::run("create function mcp.open() returns int language sql as 'select 1'").unwrap();
-        let catalog = read_catalog();
+        let catalog = read_catalog(None);
         let f = catalog.functions.iter().find(|f| f.name == "open").unwrap();
-        let (entry, capability) = reflect(f, false);
+        let (entry, capability, _) = reflect(f, false);
         assert_eq!(entry.warnings, [WARN_PUBLIC_EXECUTE]);
         assert!(WARN_PUBLIC_EXECUTE.starts_with("PUBLIC may execute it"));
         assert!(capability.is_some());
@@ -1096,6 +1297,144 @@ mod tests {
             cap("result").input_schema,
             json!({"type": "object", "properties": {}, "additionalProperties": false})
         );
+    }
+
+    /// Everything a registry says about its functions, for comparing two builds.
+    fn describe(r: &Registry) -> Vec<String> {
+        let mut out: Vec<String> = r
+            .entries
+            .iter()
+            .map(|e| {
+                format!(
+                    "entry {} {} {:?} {} {:?} {:?}",
+                    e.identity, e.name, e.kind, e.oid, e.problems, e.warnings
+                )
+            })
+            .collect();
+        for c in &r.capabilities {
+            let params: Vec<_> = c
+                .params
+                .iter()
+                .map(|p| (&p.name, &p.sql_type, p.required, &p.description))
+                .collect();
+            let approval = match &c.policy.approval {
+                predicates::ApprovalRule::Never => "never".to_string(),
+                predicates::ApprovalRule::Always => "always".to_string(),
+                predicates::ApprovalRule::When(p) => format!("when {p:?}"),
+            };
+            out.push(format!(
+                "capability {} {:?} {:?} {} {} {:?} {} {} {:?} {:?} {:?} {:?} {}",
+                c.name,
+                c.kind,
+                c.description,
+                serde_json::to_string(&c.meta).unwrap(),
+                c.input_schema,
+                params,
+                c.read_only,
+                c.returns_set,
+                c.returns,
+                c.template,
+                c.policy.visible,
+                c.policy.can_execute,
+                approval
+            ));
+        }
+        out
+    }
+
+    /// A registry built from the previous one after each change (reusing what did not change)
+    /// says exactly what one built from scratch says: functions created, re-commented, renamed,
+    /// re-granted, overloaded and dropped, types renamed and extended, a policy function that
+    /// appears later, several changes of one row in one transaction (this test is one).
+    #[pgrx::pg_test]
+    fn incremental_builds_equal_full_builds() {
+        Spi::run(
+            "create type public.color as enum ('red');
+             create function mcp.keep(x int) returns int language sql as 'select x';
+             comment on function mcp.keep is 'Never changes.'",
+        )
+        .unwrap();
+        let steps = [
+            "create function mcp.a(x int) returns int language sql as 'select x';
+             create function mcp.b(c public.color) returns text language sql as 'select 1';
+             comment on function mcp.a is 'A.'",
+            "comment on function mcp.a is 'A2. @mcp {\"title\": \"A\"}'",
+            "comment on function mcp.a is 'A3. @mcp {\"title\": \"A3\"}'",
+            "alter function mcp.a rename to a2",
+            "revoke execute on function mcp.a2(int) from public",
+            "grant execute on function mcp.a2(int) to public",
+            "alter type public.color add value 'blue'",
+            "alter type public.color rename to colour",
+            "create function mcp.a2(x text) returns text language sql as 'select x'",
+            "drop function mcp.a2(text)",
+            "comment on function mcp.b is '@mcp {\"visible\": \"public.later\"}'",
+            "create function public.later() returns boolean language sql as 'select true'",
+            "create or replace function mcp.b(c public.colour) returns text language sql stable as 'select 2'",
+            "alter function mcp.a2(int) security definer",
+            "comment on function mcp.a2 is null",
+            "drop function mcp.b",
+            "create function mcp.b(c public.colour, d int default 1) returns text language sql as 'select 3'",
+        ];
+        let mut registry = build(0, None);
+        for step in steps {
+            Spi::run(step).unwrap();
+            let incremental = build(0, Some(&registry));
+            let full = build(0, None);
+            assert_eq!(describe(&incremental), describe(&full), "after: {step}");
+            // mcp.keep is never reflected again
+            assert!(
+                incremental.reflected_now < full.reflected_now,
+                "after: {step}: {} of {} reflected",
+                incremental.reflected_now,
+                full.reflected_now
+            );
+            registry = incremental;
+        }
+        assert_eq!(build(0, Some(&registry)).reflected_now, 0);
+    }
+
+    /// The registry's own bytes (counting allocator) grow with its tools and shrink when they go.
+    #[pgrx::pg_test]
+    fn registry_bytes_follow_the_tools() {
+        let empty = build(0, None);
+        Spi::run(
+            "do $$ begin for i in 1..200 loop
+               execute format('create function mcp.t%s(a text, b int default 1) returns text language sql as %L', i, 'select a');
+               execute format('comment on function mcp.t%s(text, int) is %L', i, format('Tool %s. @mcp {\"title\": \"T%s\"}', i, i));
+             end loop; end $$",
+        )
+        .unwrap();
+        let many = build(0, Some(&empty));
+        assert_eq!(many.capabilities.len(), empty.capabilities.len() + 200);
+        let per_tool = (many.bytes - empty.bytes) / 200;
+        assert!(
+            (300..20_000).contains(&per_tool),
+            "{per_tool} bytes per tool"
+        );
+        // reused reflections are counted as well
+        let again = build(0, Some(&many));
+        assert_eq!(again.reflected_now, 0);
+        assert!(
+            again.bytes.abs_diff(many.bytes) < many.bytes / 10,
+            "{} vs {}",
+            again.bytes,
+            many.bytes
+        );
+        Spi::run(
+            "do $$ begin for i in 1..150 loop
+               execute format('drop function mcp.t%s(text, int)', i);
+             end loop; end $$",
+        )
+        .unwrap();
+        let fewer = build(0, Some(&again));
+        assert_eq!(fewer.capabilities.len(), empty.capabilities.len() + 50);
+        assert!(
+            fewer.bytes < many.bytes - 100 * per_tool,
+            "{} vs {}",
+            fewer.bytes,
+            many.bytes
+        );
+        assert!(fewer.bytes > empty.bytes);
     }
 
     /// Doctor's texts are part of the contract (regress expected files assert them).

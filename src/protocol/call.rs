@@ -19,6 +19,7 @@ pub(super) fn visible<'r>(
     ctx.registry
         .capabilities
         .iter()
+        .map(|c| &**c)
         // the visibility predicate last: it runs application code (src/policy.rs)
         .filter(move |c| kind(c) && ctx.caller.may_use(c) && policy::visible(c, ctx.caller))
 }

@@ -1,0 +1,86 @@
+//! A counting global allocator: every Rust allocation of this backend goes through it, so the
+//! registry can report the bytes it holds (`chumbo.cache_stats()`) rather than guess from RssAnon,
+//! which also moves with PostgreSQL's caches and malloc's fragmentation. Backends are
+//! single-threaded; relaxed atomics only keep the statics `Sync`.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+struct Counting;
+
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+fn grew(n: usize) {
+    let now = LIVE.fetch_add(n, Relaxed) + n;
+    if now > PEAK.load(Relaxed) {
+        PEAK.store(now, Relaxed);
+    }
+}
+
+// SAFETY: every method forwards to the system allocator with the caller's arguments unchanged and
+// only counts sizes on success.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = System.alloc(layout);
+        if !p.is_null() {
+            grew(layout.size());
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let p = System.alloc_zeroed(layout);
+        if !p.is_null() {
+            grew(layout.size());
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout);
+        LIVE.fetch_sub(layout.size(), Relaxed);
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let p = System.realloc(ptr, layout, new_size);
+        if !p.is_null() {
+            LIVE.fetch_sub(layout.size(), Relaxed);
+            grew(new_size);
+        }
+        p
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Bytes Rust code holds in this backend now, and the most it ever held.
+pub fn live() -> usize {
+    LIVE.load(Relaxed)
+}
+
+pub fn peak() -> usize {
+    PEAK.load(Relaxed)
+}
+
+/// Runs `f` and returns what it made with the bytes that are still allocated afterwards (what
+/// the result holds; temporaries freed inside `f` do not count).
+pub fn net<R>(f: impl FnOnce() -> R) -> (R, usize) {
+    let before = live();
+    let r = f();
+    (r, live().saturating_sub(before))
+}
+
+/// Gives memory freed by a rebuild back to the kernel: glibc keeps freed heap pages otherwise,
+/// and every backend would carry the peak of its last rebuild.
+pub fn trim() {
+    extern "C" {
+        fn malloc_trim(pad: usize) -> i32;
+    }
+    // SAFETY: malloc_trim only releases free heap memory; glibc is the C library of every
+    // platform chumbo supports (Debian).
+    unsafe {
+        malloc_trim(0);
+    }
+}

@@ -112,14 +112,10 @@ q postgres -c 'grant pg_read_all_stats to chumbo_edge'
 # as chumbo_edge, playing a trusted server-side caller. grant_edge gives the edge chumbo.http only,
 # so on this throwaway bench cluster that role also gets what such a caller has.
 for db in "$DB10" "$DB1K"; do
+  # chumbo.cache_stats() reports the calling backend's cache: memory.mjs calls it in its own session.
   q "$db" -c 'grant execute on function chumbo.handle(jsonb, jsonb), chumbo.cache_stats() to chumbo_edge'
 done
 q postgres -c 'grant authenticated to chumbo_edge'
-# chumbo.cache_stats() reports the calling backend's cache: memory.mjs calls it in its own session.
-q "$DB1K" -At -c "select format('grant execute on function %s to chumbo_edge', p.oid::regprocedure)
-                    from pg_proc p where p.oid = to_regproc('chumbo.cache_stats')" | q "$DB1K" >/dev/null
-q "$DB10" -At -c "select format('grant execute on function %s to chumbo_edge', p.oid::regprocedure)
-                    from pg_proc p where p.oid = to_regproc('chumbo.cache_stats')" | q "$DB10" >/dev/null
 EDGE_PW="$(cat "$STATE/edge-password")"
 export PGPASSWORD="$EDGE_PW"
 

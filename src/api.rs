@@ -447,7 +447,7 @@ fn authenticate(
             )),
             Err(m) => Err(key_refusal(&m)),
         },
-        Credential::Jwt(token) if jwt_modes => match auth::verify(token, settings, resource) {
+        Credential::Jwt(token) if jwt_modes => match auth::verify_cached(token, settings, resource) {
             Ok(claims) => Ok((claims, None)),
             Err(m) => Err(jwt_refusal(
                 Some(("invalid_token", m.as_str())),

@@ -40,6 +40,7 @@ declare
 begin
     execute format('grant usage on schema chumbo to %s', edge_role);
     execute format('grant execute on function chumbo.http(jsonb) to %s', edge_role);
+    execute format('grant execute on function chumbo.http_parts(text, text) to %s', edge_role);
     execute format('revoke execute on function chumbo.handle(jsonb, jsonb) from %s', edge_role);
     if jwks_courier then
         execute format('grant execute on function chumbo.set_jwks(jsonb) to %s', edge_role);
@@ -57,4 +58,4 @@ begin
 end $$;
 revoke all on function chumbo.grant_edge(regrole, boolean) from public;
 comment on function chumbo.grant_edge(regrole, boolean) is
-  'Give the HTTP edge''s login role what it needs: usage on schema chumbo and execute on chumbo.http; with jwks_courier => true also chumbo.set_jwks.';
+  'Give the HTTP edge''s login role what it needs: usage on schema chumbo and execute on chumbo.http and chumbo.http_parts; with jwks_courier => true also chumbo.set_jwks.';

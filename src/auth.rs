@@ -62,8 +62,17 @@ pub fn verify_cached(
     settings: &Settings,
     resource: Option<&str>,
 ) -> Result<Value, String> {
+    verify_cached_at(token, settings, resource, jsonwebtoken::get_current_timestamp())
+}
+
+/// [verify_cached] at the clock reading `now` (what jsonwebtoken reads on a miss).
+fn verify_cached_at(
+    token: &str,
+    settings: &Settings,
+    resource: Option<&str>,
+    now: u64,
+) -> Result<Value, String> {
     let key = digest(token, resource);
-    let now = jsonwebtoken::get_current_timestamp();
     let hit = TOKENS.with(|t| {
         let mut t = t.borrow_mut();
         match t.by_digest.get(&key) {
@@ -211,8 +220,61 @@ fn check_claim_types(
 #[cfg(any(test, feature = "pg_test"))]
 #[pgrx::pg_schema]
 mod tests {
-    use super::check_claim_types;
+    use super::*;
     use serde_json::json;
+
+    fn hs256_settings() -> Settings {
+        Settings {
+            jwt_issuers: vec!["https://issuer.test".into()],
+            jwt_hs256_secret: Some("s1".into()),
+            ..Settings::default()
+        }
+    }
+
+    fn hs256_token(claims: &Value) -> String {
+        let key = jsonwebtoken::EncodingKey::from_secret(b"s1");
+        jsonwebtoken::encode(&jsonwebtoken::Header::default(), claims, &key).unwrap()
+    }
+
+    /// A cached token stops at exp + leeway, as jsonwebtoken's own check does, and is dropped.
+    #[pgrx::pg_test]
+    fn cached_token_expires() {
+        forget_verified_tokens();
+        let settings = hs256_settings();
+        let resource = Some("https://mcp.test");
+        let now = jsonwebtoken::get_current_timestamp();
+        let exp = now + 300;
+        let claims = json!({"iss": "https://issuer.test", "sub": "u1", "aud": "https://mcp.test", "exp": exp});
+        let token = hs256_token(&claims);
+        assert_eq!(verify_cached_at(&token, &settings, resource, now), Ok(claims.clone()));
+        let last = exp + LEEWAY_SECONDS;
+        assert_eq!(verify_cached_at(&token, &settings, resource, last), Ok(claims));
+        assert_eq!(
+            verify_cached_at(&token, &settings, resource, last + 1),
+            Err("the token has expired".to_string())
+        );
+        assert!(TOKENS.with(|t| t.borrow().by_digest.is_empty()));
+        // Another resource (the default audience) is another entry, verified on its own: refused.
+        assert!(verify_cached_at(&token, &settings, Some("https://other.test"), now).is_err());
+    }
+
+    /// Many distinct tokens never hold more than the bounds.
+    #[pgrx::pg_test]
+    fn token_cache_is_bounded() {
+        forget_verified_tokens();
+        let settings = hs256_settings();
+        let exp = jsonwebtoken::get_current_timestamp() + 300;
+        for i in 0..(CACHE_MAX_TOKENS + 10) {
+            let claims = json!({"iss": "https://issuer.test", "sub": format!("u{i}"), "aud": "https://mcp.test", "exp": exp});
+            assert!(verify_cached(&hs256_token(&claims), &settings, Some("https://mcp.test")).is_ok());
+        }
+        TOKENS.with(|t| {
+            let t = t.borrow();
+            assert!(t.by_digest.len() <= CACHE_MAX_TOKENS && t.bytes <= CACHE_MAX_BYTES);
+            assert_eq!(t.bytes, t.by_digest.values().map(|v| v.bytes).sum::<usize>());
+        });
+        forget_verified_tokens();
+    }
 
     /// Claims whose signature, expiry, issuer and audience jsonwebtoken accepted still need the
     /// right types: a list `iss` or `aud` naming a trusted value among others is refused.

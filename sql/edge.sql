@@ -30,7 +30,7 @@ revoke all on function chumbo.set_jwks(jsonb) from public;
 comment on function chumbo.set_jwks(jsonb) is
   'Replace the JWKS used to verify bearer tokens (the JWKS courier: an edge refreshing it from the issuer). Audited.';
 
--- The edge's login role gets exactly what it needs, never superuser: chumbo.http, and the JWKS
+-- The edge's login role gets exactly what it needs, never superuser: chumbo.http(_parts), and the JWKS
 -- courier only when the owner asks for it. No chumbo.handle (it takes claims on trust), no
 -- membership in anon/authenticated (capabilities run as the caller's role without it).
 create function chumbo.grant_edge(edge_role regrole, jwks_courier boolean default false) returns void

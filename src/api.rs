@@ -447,7 +447,8 @@ fn authenticate(
             )),
             Err(m) => Err(key_refusal(&m)),
         },
-        Credential::Jwt(token) if jwt_modes => match auth::verify_cached(token, settings, resource) {
+        Credential::Jwt(token) if jwt_modes => match auth::verify_cached(token, settings, resource)
+        {
             Ok(claims) => Ok((claims, None)),
             Err(m) => Err(jwt_refusal(
                 Some(("invalid_token", m.as_str())),
@@ -871,7 +872,17 @@ fn http(request: Option<JsonbText>) -> JsonText {
     answer_json(process_http(&request, None))
 }
 
-type HttpParts = TableIterator<
+/// `chumbo.http_parts(request, request_body)`: chumbo.http as the edge calls it. The bodies travel
+/// as text both ways, so neither is parsed into jsonb and printed again on its way through the
+/// connection, nor escaped into a JSON string: the edge sends the bytes it received and frames the
+/// bytes it gets. `request` is chumbo.http's object without `body`; headers, events and listen
+/// come back as JSON text (events and listen null when there are none).
+#[pg_extern(name = "http_parts")]
+#[allow(clippy::type_complexity)] // pgrx reads the result columns from this very type
+fn http_parts(
+    request: Option<&str>,
+    request_body: Option<String>,
+) -> TableIterator<
     'static,
     (
         name!(status, i32),
@@ -880,15 +891,7 @@ type HttpParts = TableIterator<
         name!(events, Option<String>),
         name!(listen, Option<String>),
     ),
->;
-
-/// `chumbo.http_parts(request, request_body)`: chumbo.http as the edge calls it. The bodies travel
-/// as text both ways, so neither is parsed into jsonb and printed again on its way through the
-/// connection, nor escaped into a JSON string: the edge sends the bytes it received and frames the
-/// bytes it gets. `request` is chumbo.http's object without `body`; headers, events and listen
-/// come back as JSON text (events and listen null when there are none).
-#[pg_extern(name = "http_parts")]
-fn http_parts(request: Option<&str>, request_body: Option<String>) -> HttpParts {
+> {
     refuse_nested_call();
     session::request_begins();
     let mut a = match request.map(serde_json::from_str::<Value>) {

@@ -62,7 +62,12 @@ pub fn verify_cached(
     settings: &Settings,
     resource: Option<&str>,
 ) -> Result<Value, String> {
-    verify_cached_at(token, settings, resource, jsonwebtoken::get_current_timestamp())
+    verify_cached_at(
+        token,
+        settings,
+        resource,
+        jsonwebtoken::get_current_timestamp(),
+    )
 }
 
 /// [verify_cached] at the clock reading `now` (what jsonwebtoken reads on a miss).
@@ -102,7 +107,14 @@ fn verify_cached_at(
             if bytes <= CACHE_MAX_BYTES {
                 t.bytes += bytes;
                 let valid_until = exp.saturating_add(LEEWAY_SECONDS);
-                t.by_digest.insert(key, Verified { claims: claims.clone(), valid_until, bytes });
+                t.by_digest.insert(
+                    key,
+                    Verified {
+                        claims: claims.clone(),
+                        valid_until,
+                        bytes,
+                    },
+                );
             }
         });
     }
@@ -246,9 +258,15 @@ mod tests {
         let exp = now + 300;
         let claims = json!({"iss": "https://issuer.test", "sub": "u1", "aud": "https://mcp.test", "exp": exp});
         let token = hs256_token(&claims);
-        assert_eq!(verify_cached_at(&token, &settings, resource, now), Ok(claims.clone()));
+        assert_eq!(
+            verify_cached_at(&token, &settings, resource, now),
+            Ok(claims.clone())
+        );
         let last = exp + LEEWAY_SECONDS;
-        assert_eq!(verify_cached_at(&token, &settings, resource, last), Ok(claims));
+        assert_eq!(
+            verify_cached_at(&token, &settings, resource, last),
+            Ok(claims)
+        );
         assert_eq!(
             verify_cached_at(&token, &settings, resource, last + 1),
             Err("the token has expired".to_string())
@@ -266,12 +284,17 @@ mod tests {
         let exp = jsonwebtoken::get_current_timestamp() + 300;
         for i in 0..(CACHE_MAX_TOKENS + 10) {
             let claims = json!({"iss": "https://issuer.test", "sub": format!("u{i}"), "aud": "https://mcp.test", "exp": exp});
-            assert!(verify_cached(&hs256_token(&claims), &settings, Some("https://mcp.test")).is_ok());
+            assert!(
+                verify_cached(&hs256_token(&claims), &settings, Some("https://mcp.test")).is_ok()
+            );
         }
         TOKENS.with(|t| {
             let t = t.borrow();
             assert!(t.by_digest.len() <= CACHE_MAX_TOKENS && t.bytes <= CACHE_MAX_BYTES);
-            assert_eq!(t.bytes, t.by_digest.values().map(|v| v.bytes).sum::<usize>());
+            assert_eq!(
+                t.bytes,
+                t.by_digest.values().map(|v| v.bytes).sum::<usize>()
+            );
         });
         forget_verified_tokens();
     }

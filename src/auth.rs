@@ -244,7 +244,7 @@ mod tests {
     }
 
     fn hs256_token(claims: &Value) -> String {
-        let key = jsonwebtoken::EncodingKey::from_secret(b"s1");
+        let key = jsonwebtoken::EncodingKey::from_secret(b"s1").unwrap();
         jsonwebtoken::encode(&jsonwebtoken::Header::default(), claims, &key).unwrap()
     }
 

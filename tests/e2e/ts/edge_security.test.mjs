@@ -123,8 +123,7 @@ describe("CHUMBO_ALLOWED_ORIGINS", () => {
   test("adds exact origins (compared in canonical form); '*' allows any", async () => {
     let edge = auxEdge({
       CHUMBO_PUBLIC_URL: MCP_URL,
-      CHUMBO_ALLOWED_ORIGINS:
-        "http://app.example.test:8080, https://Other.Example.test",
+      CHUMBO_ALLOWED_ORIGINS: "http://app.example.test:8080, https://Other.Example.test",
     });
     try {
       for (
@@ -166,9 +165,7 @@ describe("protected-resource metadata follows RFC 9728 §3.3", () => {
     const res = await fetch(url);
     return {
       status: res.status,
-      body: res.status === 200
-        ? await res.json()
-        : (await res.body?.cancel(), null),
+      body: res.status === 200 ? await res.json() : (await res.body?.cancel(), null),
     };
   };
 
@@ -238,9 +235,7 @@ describe("slow HTTP clients", () => {
       const body = JSON.stringify(PING);
       c.sock.write(
         `POST /functions/v1/mcp HTTP/1.1\r\nHost: localhost:${AUX_PORT}\r\ncontent-type: application/json\r\n` +
-          `accept: application/json, text/event-stream\r\ncontent-length: ${body.length}\r\n\r\n${
-            body.slice(0, 5)
-          }`,
+          `accept: application/json, text/event-stream\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
       );
       // the edge answers on its own, while the client still owes the rest of the body
       assert.ok(
@@ -323,9 +318,7 @@ describe("a client that goes away cancels its SQL call", {
     assert.equal(
       left.length,
       1,
-      `one backend stopped sleeping within 10 s of the abort (${
-        Date.now() - started
-      } ms)`,
+      `one backend stopped sleeping within 10 s of the abort (${Date.now() - started} ms)`,
     );
     await fetching;
     // the other call, whose client stayed, is untouched: cancel it by the same route (cleanup)
@@ -366,10 +359,8 @@ async function openListen(
     }),
   });
   const s = { id, res, status: res.status, text: "", done: false };
-  s.messages = () =>
-    [...s.text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]));
-  s.listChanged = () =>
-    s.messages().filter((m) => /list_changed$/.test(m.method ?? ""));
+  s.messages = () => [...s.text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]));
+  s.listChanged = () => s.messages().filter((m) => /list_changed$/.test(m.method ?? ""));
   s.close = async () => {
     ac.abort();
     await s.pump?.catch(() => {});
@@ -546,8 +537,7 @@ function es256(claims, privateKey, kid) {
     }).toString("base64url")
   }`;
 }
-const claimsOf = (token) =>
-  JSON.parse(Buffer.from(token.split(".")[1], "base64url").toString());
+const claimsOf = (token) => JSON.parse(Buffer.from(token.split(".")[1], "base64url").toString());
 
 describe(
   "JWKS courier",
@@ -577,9 +567,7 @@ describe(
       server?.close();
       if (devJwks) {
         psql(
-          `select chumbo.configure(jsonb_build_object('jwks', '${
-            JSON.stringify(devJwks)
-          }'::jsonb))`,
+          `select chumbo.configure(jsonb_build_object('jwks', '${JSON.stringify(devJwks)}'::jsonb))`,
         );
       }
     });
@@ -707,9 +695,7 @@ describe("SSE framing of a tool's log and progress events", {
     for (const f of frames) {
       assert.match(f, /^event: message\ndata: [^\n]+$/, JSON.stringify(f));
     }
-    const msgs = frames.map((f) =>
-      JSON.parse(f.slice(f.indexOf("data: ") + 6))
-    );
+    const msgs = frames.map((f) => JSON.parse(f.slice(f.indexOf("data: ") + 6)));
     const shape = msgs.map((m) =>
       m.method === "notifications/message"
         ? `log:${m.params.data}`

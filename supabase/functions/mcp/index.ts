@@ -4,8 +4,8 @@
 // metadata (RFC 9728), answers CORS preflights, rejects bad Origin/Host (403), oversized bodies
 // (413) and bodies that do not arrive in time (408), and forwards every POST as ONE SQL call,
 // `chumbo.http_parts(request, body)`, over a small connection pool (bodies pass through as text:
-// the edge never parses or re-serializes a response body it only forwards); when the client goes away the SQL call
-// is cancelled. All protocol decisions (token verification, 401/403 challenges, JSON-RPC
+// the edge never parses or re-serializes a body it only forwards); when the client goes away the
+// SQL call is cancelled. All protocol decisions (token verification, 401/403 challenges, JSON-RPC
 // errors, status codes) are made by the extension inside Postgres; the edge only frames the
 // answer: SSE when the database returned events (log/progress notifications), JSON otherwise.
 // The one long-lived thing it holds is a `subscriptions/listen` stream (MCP 2026-07-28): the

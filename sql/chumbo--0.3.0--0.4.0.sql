@@ -9,3 +9,59 @@ STRICT
 LANGUAGE c
 AS 'MODULE_PATHNAME', 'cache_stats_wrapper';
 revoke execute on function chumbo.cache_stats() from public;
+
+-- http_parts: the edge's entry point, bodies as text both ways (src/api.rs http_parts); grant_edge
+-- grants it, and every role that may call chumbo.http (an edge set up by an earlier version) may
+-- call it too, so an upgraded database serves the new edge at once.
+CREATE  FUNCTION chumbo."http_parts"(
+	"request" TEXT,
+	"request_body" TEXT
+) RETURNS TABLE (
+	"status" INT,
+	"headers" TEXT,
+	"body" TEXT,
+	"events" TEXT,
+	"listen" TEXT
+)
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'http_parts_wrapper';
+revoke execute on function chumbo.http_parts(text, text) from public;
+do $$
+declare
+    grantee text;
+begin
+    for grantee in
+        select distinct a.grantee::regrole::text
+          from pg_proc p, aclexplode(p.proacl) a
+         where p.oid = 'chumbo.http(jsonb)'::regprocedure and a.privilege_type = 'EXECUTE'
+           and a.grantee <> 0 and a.grantee <> p.proowner
+    loop
+        execute format('grant execute on function chumbo.http_parts(text, text) to %s', grantee);
+    end loop;
+end $$;
+create or replace function chumbo.grant_edge(edge_role regrole, jwks_courier boolean default false) returns void
+language plpgsql as $$
+declare
+    member text;
+begin
+    execute format('grant usage on schema chumbo to %s', edge_role);
+    execute format('grant execute on function chumbo.http(jsonb) to %s', edge_role);
+    execute format('grant execute on function chumbo.http_parts(text, text) to %s', edge_role);
+    execute format('revoke execute on function chumbo.handle(jsonb, jsonb) from %s', edge_role);
+    if jwks_courier then
+        execute format('grant execute on function chumbo.set_jwks(jsonb) to %s', edge_role);
+    else
+        execute format('revoke execute on function chumbo.set_jwks(jsonb) from %s', edge_role);
+    end if;
+    -- earlier versions made the edge a member of these; it must not be one
+    for member in
+        select r.rolname from pg_auth_members m join pg_roles r on r.oid = m.roleid
+         where m.member = edge_role and r.rolname in ('anon', 'authenticated', 'service_role')
+    loop
+        execute format('revoke %I from %s', member, edge_role);
+        raise notice 'chumbo.grant_edge: revoked membership in % from %', member, edge_role;
+    end loop;
+end $$;
+comment on function chumbo.grant_edge(regrole, boolean) is
+  'Give the HTTP edge''s login role what it needs: usage on schema chumbo and execute on chumbo.http and chumbo.http_parts; with jwks_courier => true also chumbo.set_jwks.';
+-- end http_parts

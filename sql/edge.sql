@@ -30,7 +30,7 @@ revoke all on function chumbo.set_jwks(jsonb) from public;
 comment on function chumbo.set_jwks(jsonb) is
   'Replace the JWKS used to verify bearer tokens (the JWKS courier: an edge refreshing it from the issuer). Audited.';
 
--- The edge's login role gets exactly what it needs, never superuser: chumbo.http, and the JWKS
+-- The edge's login role gets exactly what it needs, never superuser: chumbo.http(_parts), and the JWKS
 -- courier only when the owner asks for it. No chumbo.handle (it takes claims on trust), no
 -- membership in anon/authenticated (capabilities run as the caller's role without it).
 create function chumbo.grant_edge(edge_role regrole, jwks_courier boolean default false) returns void
@@ -40,6 +40,7 @@ declare
 begin
     execute format('grant usage on schema chumbo to %s', edge_role);
     execute format('grant execute on function chumbo.http(jsonb) to %s', edge_role);
+    execute format('grant execute on function chumbo.http_parts(text, text) to %s', edge_role);
     execute format('revoke execute on function chumbo.handle(jsonb, jsonb) from %s', edge_role);
     if jwks_courier then
         execute format('grant execute on function chumbo.set_jwks(jsonb) to %s', edge_role);
@@ -57,4 +58,4 @@ begin
 end $$;
 revoke all on function chumbo.grant_edge(regrole, boolean) from public;
 comment on function chumbo.grant_edge(regrole, boolean) is
-  'Give the HTTP edge''s login role what it needs: usage on schema chumbo and execute on chumbo.http; with jwks_courier => true also chumbo.set_jwks.';
+  'Give the HTTP edge''s login role what it needs: usage on schema chumbo and execute on chumbo.http and chumbo.http_parts; with jwks_courier => true also chumbo.set_jwks.';

@@ -447,7 +447,8 @@ fn authenticate(
             )),
             Err(m) => Err(key_refusal(&m)),
         },
-        Credential::Jwt(token) if jwt_modes => match auth::verify(token, settings, resource) {
+        Credential::Jwt(token) if jwt_modes => match auth::verify_cached(token, settings, resource)
+        {
             Ok(claims) => Ok((claims, None)),
             Err(m) => Err(jwt_refusal(
                 Some(("invalid_token", m.as_str())),
@@ -827,15 +828,21 @@ fn frame(msg: &Value, era: &Era, mut d: Dispatched, resource_metadata: Option<&s
     a
 }
 
-/// The `{status, headers, body, events, listen?}` object chumbo.http returns, around the body
-/// text as it is.
-fn answer_json(a: Answer) -> JsonText {
-    let mut headers = a.headers;
+/// The answer's headers, with the content type of a body.
+fn answer_headers(a: &mut Answer) -> Map<String, Value> {
+    let mut headers = std::mem::take(&mut a.headers);
     if a.body.is_some() {
         headers
             .entry("content-type")
             .or_insert(json!("application/json"));
     }
+    headers
+}
+
+/// The `{status, headers, body, events, listen?}` object chumbo.http returns, around the body
+/// text as it is.
+fn answer_json(mut a: Answer) -> JsonText {
+    let headers = answer_headers(&mut a);
     let listen = a
         .listen
         .map(|l| format!(",\"listen\":{l}"))
@@ -863,6 +870,49 @@ fn http(request: Option<JsonbText>) -> JsonText {
         }
     };
     answer_json(process_http(&request, None))
+}
+
+/// `chumbo.http_parts(request, request_body)`: chumbo.http as the edge calls it. The bodies travel
+/// as text both ways, so neither is parsed into jsonb and printed again on its way through the
+/// connection, nor escaped into a JSON string: the edge sends the bytes it received and frames the
+/// bytes it gets. `request` is chumbo.http's object without `body`; headers, events and listen
+/// come back as JSON text (events and listen null when there are none).
+#[pg_extern(name = "http_parts")]
+#[allow(clippy::type_complexity)] // pgrx reads the result columns from this very type
+fn http_parts(
+    request: Option<&str>,
+    request_body: Option<String>,
+) -> TableIterator<
+    'static,
+    (
+        name!(status, i32),
+        name!(headers, String),
+        name!(body, Option<String>),
+        name!(events, Option<String>),
+        name!(listen, Option<String>),
+    ),
+> {
+    refuse_nested_call();
+    session::request_begins();
+    let mut a = match request.map(serde_json::from_str::<Value>) {
+        Some(Ok(Value::Object(mut m))) => {
+            m.insert(
+                "body".into(),
+                request_body.map_or(Value::Null, Value::String),
+            );
+            process_http(&Value::Object(m), None)
+        }
+        _ => {
+            let e = Error::InvalidRequest(
+                "chumbo.http_parts expects {method, path, headers} and the body".into(),
+            );
+            refusal(&Value::Null, e, false)
+        }
+    };
+    let headers = Value::Object(answer_headers(&mut a)).to_string();
+    let events = (!a.events.is_empty()).then(|| Value::Array(a.events).to_string());
+    let listen = a.listen.map(|l| l.to_string());
+    TableIterator::once((i32::from(a.status), headers, a.body, events, listen))
 }
 
 /// `chumbo.mcp(body)`: the PostgREST RPC entry (`POST /rest/v1/rpc/mcp`). PostgREST has already

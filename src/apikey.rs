@@ -54,7 +54,8 @@ pub struct VerifiedKey {
     pub scopes: Vec<String>,
 }
 
-/// The key's id, role and scopes, or why it is refused.
+/// The key's id, role and scopes, or why it is refused. Never cached (unlike JWTs, src/auth.rs):
+/// a revocation is an update of chumbo.api_keys that moves no version a cache could watch.
 pub fn verify(key: &str) -> Result<VerifiedKey, String> {
     let invalid = || "the API key is invalid".to_string();
     let rest = key.strip_prefix(PREFIX).ok_or_else(invalid)?;

@@ -1,14 +1,125 @@
 //! Bearer-token verification inside the database (jsonwebtoken), so a forwarding edge is never
 //! trusted blindly: signature from the configured JWKS (ES256/RS256/EdDSA; HS256 only with a
 //! configured secret), issuer, audience, expiry and not-before.
+//!
+//! A signature check (ES256: ~100 µs) would otherwise run on every request, so each backend keeps
+//! the claims of the tokens it verified, by SHA-256 of the whole token and the resource, until
+//! their `exp`. The cache is emptied whenever the registry is rebuilt (registry::current): keys
+//! and settings live in `chumbo.settings`, whose every change moves the schema version, so a
+//! removed signing key or a changed issuer/audience is in force at the next request.
 
 use crate::settings::Settings;
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{decode, decode_header, Algorithm, DecodingKey, Validation};
 use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::cell::RefCell;
+use std::collections::HashMap;
 
 /// Clock skew tolerated on exp and nbf.
 pub const LEEWAY_SECONDS: u64 = 30;
+
+/// Bounds of one backend's token cache; beyond either, it starts over (a pooled edge connection
+/// sees a handful of live tokens, so this only caps what a flood of distinct tokens can hold).
+const CACHE_MAX_TOKENS: usize = 1024;
+const CACHE_MAX_BYTES: usize = 1 << 20;
+
+struct Verified {
+    claims: Value,
+    /// Last second at which jsonwebtoken would still accept the token (exp + leeway).
+    valid_until: u64,
+    bytes: usize,
+}
+
+#[derive(Default)]
+struct TokenCache {
+    by_digest: HashMap<[u8; 32], Verified>,
+    bytes: usize,
+}
+
+thread_local! {
+    static TOKENS: RefCell<TokenCache> = RefCell::new(TokenCache::default());
+}
+
+/// Forgets every verified token: called when keys or settings may have changed.
+pub fn forget_verified_tokens() {
+    TOKENS.with(|t| *t.borrow_mut() = TokenCache::default());
+}
+
+/// The whole token and the resource it was presented at (the default audience), so claims are
+/// only ever handed back for exactly the input they were verified from.
+fn digest(token: &str, resource: Option<&str>) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(token.as_bytes());
+    h.update([0u8]);
+    h.update(resource.unwrap_or("").as_bytes());
+    h.finalize().into()
+}
+
+/// [verify], through the backend's cache. Only successes are kept; expiry is checked on every hit.
+pub fn verify_cached(
+    token: &str,
+    settings: &Settings,
+    resource: Option<&str>,
+) -> Result<Value, String> {
+    verify_cached_at(
+        token,
+        settings,
+        resource,
+        jsonwebtoken::get_current_timestamp(),
+    )
+}
+
+/// [verify_cached] at the clock reading `now` (what jsonwebtoken reads on a miss).
+fn verify_cached_at(
+    token: &str,
+    settings: &Settings,
+    resource: Option<&str>,
+    now: u64,
+) -> Result<Value, String> {
+    let key = digest(token, resource);
+    let hit = TOKENS.with(|t| {
+        let mut t = t.borrow_mut();
+        match t.by_digest.get(&key) {
+            Some(v) if now <= v.valid_until => Some(Ok(v.claims.clone())),
+            Some(_) => {
+                let gone = t.by_digest.remove(&key).map_or(0, |v| v.bytes);
+                t.bytes -= gone;
+                Some(Err(()))
+            }
+            None => None,
+        }
+    });
+    match hit {
+        Some(Ok(claims)) => return Ok(claims),
+        // Expired since it was cached: the same answer verify gives an expired token.
+        Some(Err(())) => return Err("the token has expired".into()),
+        None => {}
+    }
+    let claims = verify(token, settings, resource)?;
+    if let Some(exp) = claims.get("exp").and_then(Value::as_u64) {
+        let bytes = token.len() + claims.to_string().len() + 64;
+        TOKENS.with(|t| {
+            let mut t = t.borrow_mut();
+            if t.by_digest.len() >= CACHE_MAX_TOKENS || t.bytes + bytes > CACHE_MAX_BYTES {
+                *t = TokenCache::default();
+            }
+            if bytes <= CACHE_MAX_BYTES {
+                t.bytes += bytes;
+                let valid_until = exp.saturating_add(LEEWAY_SECONDS);
+                t.by_digest.insert(
+                    key,
+                    Verified {
+                        claims: claims.clone(),
+                        valid_until,
+                        bytes,
+                    },
+                );
+            }
+        });
+    }
+    Ok(claims)
+}
 
 /// Verified claims of `token`, checked against `settings` and, when no audience is configured,
 /// the canonical resource URL the request arrived at.
@@ -121,8 +232,72 @@ fn check_claim_types(
 #[cfg(any(test, feature = "pg_test"))]
 #[pgrx::pg_schema]
 mod tests {
-    use super::check_claim_types;
+    use super::*;
     use serde_json::json;
+
+    fn hs256_settings() -> Settings {
+        Settings {
+            jwt_issuers: vec!["https://issuer.test".into()],
+            jwt_hs256_secret: Some("s1".into()),
+            ..Settings::default()
+        }
+    }
+
+    fn hs256_token(claims: &Value) -> String {
+        let key = jsonwebtoken::EncodingKey::from_secret(b"s1").unwrap();
+        jsonwebtoken::encode(&jsonwebtoken::Header::default(), claims, &key).unwrap()
+    }
+
+    /// A cached token stops at exp + leeway, as jsonwebtoken's own check does, and is dropped.
+    #[pgrx::pg_test]
+    fn cached_token_expires() {
+        forget_verified_tokens();
+        let settings = hs256_settings();
+        let resource = Some("https://mcp.test");
+        let now = jsonwebtoken::get_current_timestamp();
+        let exp = now + 300;
+        let claims = json!({"iss": "https://issuer.test", "sub": "u1", "aud": "https://mcp.test", "exp": exp});
+        let token = hs256_token(&claims);
+        assert_eq!(
+            verify_cached_at(&token, &settings, resource, now),
+            Ok(claims.clone())
+        );
+        let last = exp + LEEWAY_SECONDS;
+        assert_eq!(
+            verify_cached_at(&token, &settings, resource, last),
+            Ok(claims)
+        );
+        assert_eq!(
+            verify_cached_at(&token, &settings, resource, last + 1),
+            Err("the token has expired".to_string())
+        );
+        assert!(TOKENS.with(|t| t.borrow().by_digest.is_empty()));
+        // Another resource (the default audience) is another entry, verified on its own: refused.
+        assert!(verify_cached_at(&token, &settings, Some("https://other.test"), now).is_err());
+    }
+
+    /// Many distinct tokens never hold more than the bounds.
+    #[pgrx::pg_test]
+    fn token_cache_is_bounded() {
+        forget_verified_tokens();
+        let settings = hs256_settings();
+        let exp = jsonwebtoken::get_current_timestamp() + 300;
+        for i in 0..(CACHE_MAX_TOKENS + 10) {
+            let claims = json!({"iss": "https://issuer.test", "sub": format!("u{i}"), "aud": "https://mcp.test", "exp": exp});
+            assert!(
+                verify_cached(&hs256_token(&claims), &settings, Some("https://mcp.test")).is_ok()
+            );
+        }
+        TOKENS.with(|t| {
+            let t = t.borrow();
+            assert!(t.by_digest.len() <= CACHE_MAX_TOKENS && t.bytes <= CACHE_MAX_BYTES);
+            assert_eq!(
+                t.bytes,
+                t.by_digest.values().map(|v| v.bytes).sum::<usize>()
+            );
+        });
+        forget_verified_tokens();
+    }
 
     /// Claims whose signature, expiry, issuer and audience jsonwebtoken accepted still need the
     /// right types: a list `iss` or `aud` naming a trusted value among others is refused.

@@ -221,6 +221,8 @@ pub fn current() -> Rc<Registry> {
     let registry = match cached.filter(|r| r.version == committed) {
         Some(r) => r,
         None => {
+            // Keys and settings may have moved with it: tokens verified under them go too.
+            crate::auth::forget_verified_tokens();
             let previous = CACHE.with(|c| c.borrow().clone());
             let r = Rc::new(build(committed, previous.as_deref()));
             drop(previous);

@@ -3,8 +3,9 @@
 // It is deliberately small and stateless. It terminates HTTP, serves OAuth protected-resource
 // metadata (RFC 9728), answers CORS preflights, rejects bad Origin/Host (403), oversized bodies
 // (413) and bodies that do not arrive in time (408), and forwards every POST as ONE SQL call,
-// `select chumbo.http($1)`, over a small connection pool; when the client goes away the SQL call
-// is cancelled. All protocol decisions (token verification, 401/403 challenges, JSON-RPC
+// `chumbo.http_parts(request, body)`, over a small connection pool (bodies pass through as text:
+// the edge never parses or re-serializes a body it only forwards); when the client goes away the
+// SQL call is cancelled. All protocol decisions (token verification, 401/403 challenges, JSON-RPC
 // errors, status codes) are made by the extension inside Postgres; the edge only frames the
 // answer: SSE when the database returned events (log/progress notifications), JSON otherwise.
 // The one long-lived thing it holds is a `subscriptions/listen` stream (MCP 2026-07-28): the
@@ -282,7 +283,7 @@ type Listen = {
 type HttpResult = {
   status: number;
   headers?: Record<string, string>;
-  body?: unknown;
+  body?: string | null; // JSON text, forwarded as it is
   events?: unknown[];
   listen?: Listen;
 };
@@ -296,17 +297,27 @@ function httpRequest(req: Request, path: string, body: string, client?: string):
   return { method: req.method, path, headers, body, resource: PUBLIC_URL, resource_metadata: PRM_URL, client };
 }
 
-/** One chumbo.http call. When `signal` aborts (the HTTP client went away), the running SQL is
+/** One chumbo.http_parts call. When `signal` aborts (the HTTP client went away), the running SQL is
  * cancelled (a protocol-level cancel request, so it works through pgbouncer too). */
 async function callHttp(request: HttpRequest, signal?: AbortSignal): Promise<HttpResult> {
-  // sql.json: postgres.js serializes the object once (a JSON string would become a jsonb string).
-  const query = sql!`select chumbo.http(${sql!.json(request)}::jsonb) as r`;
+  // The body goes as its own text parameter and comes back as text: neither is escaped into a
+  // JSON string, nor parsed into jsonb and printed again on the way.
+  const { body, ...rest } = request;
+  const text = typeof body === "string" ? body : null;
+  const query = sql!`select status, headers, body, events, listen
+                       from chumbo.http_parts(${JSON.stringify(rest)}, ${text})`;
   const cancel = () => query.cancel();
   signal?.addEventListener("abort", cancel, { once: true });
   try {
     if (signal?.aborted) cancel();
     const [row] = await query;
-    return row.r as HttpResult;
+    return {
+      status: row.status,
+      headers: JSON.parse(row.headers),
+      body: row.body,
+      events: row.events === null ? undefined : JSON.parse(row.events),
+      listen: row.listen === null ? undefined : JSON.parse(row.listen),
+    };
   } finally {
     signal?.removeEventListener("abort", cancel);
   }
@@ -331,7 +342,7 @@ async function forwardPostgrest(req: Request, body: string): Promise<HttpResult>
   const out: Record<string, string> = {};
   for (const k of ["www-authenticate", "mcp-protocol-version"]) if (r.headers.has(k)) out[k] = r.headers.get(k)!;
   if (r.status === 401 && !out["www-authenticate"]) out["www-authenticate"] = `Bearer resource_metadata="${PRM_URL}"`;
-  return { status: r.status, headers: out, body: text ? JSON.parse(text) : null };
+  return { status: r.status, headers: out, body: text || null };
 }
 
 const frame = (m: unknown) => `event: message\ndata: ${JSON.stringify(m)}\n\n`;
@@ -417,7 +428,10 @@ function recheck(s: Subscriber): Promise<void> {
       } catch (e) {
         const trace = crypto.randomUUID();
         console.error(`chumbo-edge ${trace}: listen re-check failed:`, e);
-        result = { status: 503, body: { error: { code: -32603, message: `Service unavailable (trace ${trace})` } } };
+        result = {
+          status: 503,
+          body: JSON.stringify({ error: { code: -32603, message: `Service unavailable (trace ${trace})` } }),
+        };
       }
       if (!subscribers.has(s)) return;
       if (result.status === 429) {
@@ -448,7 +462,10 @@ function recheck(s: Subscriber): Promise<void> {
 /** The final message of a stream the database no longer accepts: its JSON-RPC error for the
  * listen id when it gave one (401 for an expired token, 403, 429, ...), else a generic one. */
 function listenEnded(id: string | number, result: HttpResult): unknown {
-  const err = (result.body as { error?: { code?: unknown; message?: unknown } } | null)?.error;
+  let err: { code?: unknown; message?: unknown } | undefined;
+  try {
+    err = JSON.parse(result.body ?? "null")?.error;
+  } catch { /* not JSON: the generic message below */ }
   return {
     jsonrpc: "2.0",
     id,
@@ -553,15 +570,16 @@ function respond(result: HttpResult, origin: string | null): Response {
   const h = cors(origin, new Headers(result.headers ?? {}));
   if (result.events?.length) {
     sseHeaders(h);
-    const stream = result.events.map(frame).join("") + (result.body == null ? "" : frame(result.body));
-    return new Response(stream, { status: result.status, headers: h });
+    // An SSE data line must hold no line break: re-serialize (only streamed answers pay this).
+    const last = result.body == null ? "" : frame(JSON.parse(result.body));
+    return new Response(result.events.map(frame).join("") + last, { status: result.status, headers: h });
   }
   if (result.body == null) {
     h.delete("content-type");
     return new Response(null, { status: result.status, headers: h });
   }
   h.set("content-type", "application/json");
-  return new Response(JSON.stringify(result.body), { status: result.status, headers: h });
+  return new Response(result.body, { status: result.status, headers: h });
 }
 
 /** The client's address, for the database's anonymous rate-limit buckets. */

@@ -603,3 +603,75 @@ describe("CHUMBO_CLIENT_IP_HEADER: its first entry is the anonymous rate-limit b
     // edge that used the whole header value would give the bare address a bucket of its own.)
   });
 });
+
+// ---------------------------------------------------------------------------------------------
+// The edge forwards request and response bodies as text (chumbo.http_parts): what the client sent
+// is what the tool gets, and the answer arrives byte for byte as the database wrote it, including
+// non-ASCII text, characters JSON may escape or not (U+2028, U+2029, emoji), and large results.
+describe("bodies pass through the edge intact", () => {
+  const ECHO = "e2e_echo";
+  before(() => {
+    psql(
+      `create or replace function mcp.${ECHO}(text text, copies int default 1) returns text
+            language sql stable as $$ select repeat(text, copies) $$;
+          comment on function mcp.${ECHO}(text, int) is 'Echo text back, repeated (e2e: bodies pass through).';
+          revoke execute on function mcp.${ECHO}(text, int) from public;
+          grant execute on function mcp.${ECHO}(text, int) to authenticated;`,
+    );
+  });
+  after(() => psql(`drop function if exists mcp.${ECHO}(text, int)`));
+
+  const call = (id, text, copies) =>
+    post({
+      jsonrpc: "2.0",
+      id,
+      method: "tools/call",
+      params: { name: ECHO, arguments: { text, copies } },
+    }, {
+      token: TOKENS.alice,
+    });
+  const SAMPLES = [
+    ["non-ASCII", "Grüße, naïve café – 日本語 – Ωμέγα – 🦀🚀 ", 1],
+    [
+      "JSON-significant",
+      `"quoted" \\back\\slash\\ {"body": [1,2]} \u2028\u2029 tab\tnew\nline `,
+      3,
+    ],
+    ["large (about 350 KB)", "Größe 🦀 αβγ — the quick brown fox. ", 8000],
+  ];
+  for (const [label, text, copies] of SAMPLES) {
+    test(label, async () => {
+      const r = await call(41, text, copies);
+      assert.equal(r.status, 200);
+      assert.match(r.headers.get("content-type") ?? "", /^application\/json/);
+      const raw = new Uint8Array(await r.arrayBuffer());
+      const body = JSON.parse(
+        new TextDecoder("utf-8", { fatal: true }).decode(raw),
+      );
+      assert.equal(body.id, 41);
+      assert.equal(
+        body.result.isError ?? false,
+        false,
+        JSON.stringify(body.result).slice(0, 300),
+      );
+      assert.equal(body.result.content[0].text, text.repeat(copies));
+      // The bytes are the database's own answer, not a re-serialization by the edge.
+      const want = psql(
+        `select body from chumbo.http_parts(
+           '{"method":"POST","path":"/functions/v1/mcp","headers":{"content-type":"application/json",` +
+          `"mcp-protocol-version":"2025-11-25","authorization":"Bearer ${TOKENS.alice}"},` +
+          `"resource":"${MCP_URL}","resource_metadata":"${MCP_URL}/.well-known/oauth-protected-resource"}',
+           $body$${
+            JSON.stringify({
+              jsonrpc: "2.0",
+              id: 41,
+              method: "tools/call",
+              params: { name: ECHO, arguments: { text, copies } },
+            })
+          }$body$)`,
+        EDGE_DB_URL,
+      );
+      assert.equal(new TextDecoder().decode(raw), want);
+    });
+  }
+});

@@ -36,6 +36,9 @@ set local role authenticated;
 select chumbo.http('{"method":"POST","path":"/mcp","headers":{},"body":"{}"}');
 rollback to savepoint s;
 set local role authenticated;
+select * from chumbo.http_parts('{"method":"POST","path":"/mcp","headers":{}}', '{}');
+rollback to savepoint s;
+set local role authenticated;
 select chumbo.configure('{"auth_mode":"public"}');
 rollback to savepoint s;
 set local role authenticated;
@@ -63,6 +66,9 @@ set local role anon;
 select chumbo.http('{"method":"POST","path":"/mcp","headers":{},"body":"{}"}');
 rollback to savepoint s;
 set local role anon;
+select * from chumbo.http_parts('{"method":"POST","path":"/mcp","headers":{}}', '{}');
+rollback to savepoint s;
+set local role anon;
 select * from chumbo.settings;
 rollback to savepoint s;
 set local role anon;
@@ -87,12 +93,13 @@ select r -> 'result' -> 'isError' as is_error, split_part(r #>> '{result,content
   from chumbo.handle('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"poke_settings","arguments":{}}}',
                      '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}') r;
 select value::text = :'settings_before' as settings_unchanged from chumbo.settings;
--- 5. the edge role: chumbo.http yes (it verifies the token itself), chumbo.handle (claims taken
+-- 5. the edge role: chumbo.http and chumbo.http_parts yes (they verify the token themselves), chumbo.handle (claims taken
 -- on trust) and tables no (see least_privilege_edge for the full list)
 create role regress_edge login;
 select chumbo.grant_edge('regress_edge');
 set local role regress_edge;
 select chumbo.http('{"method":"POST","headers":{},"body":"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"}') ->> 'status' as http_as_edge_no_token;
+select status as http_parts_as_edge_no_token, body from chumbo.http_parts('{"method":"POST","headers":{}}', '{"jsonrpc":"2.0","id":1,"method":"ping"}');
 savepoint edge;
 select chumbo.handle('{"jsonrpc":"2.0","id":1,"method":"ping"}') as handle_as_edge;
 rollback to savepoint edge;

@@ -1,23 +1,29 @@
 #!/usr/bin/env bash
-# `make bench`: chumbo against the floor (in the database) and against the standard stack (end to
-# end), and the per-backend memory of the capability cache; regenerates bench/RESULTS.md.
-# Not part of `make test`. Takes about 10 minutes (BENCH_SECONDS per point).
+# `make bench`: what issue 14's table asks, on a dedicated cluster of the PostgreSQL lib.sh names
+# (CHUMBO_PG_ROOT's private copy when set); regenerates bench/RESULTS.md. Not part of `make test`.
+# About 10 minutes at the defaults (BENCH_SECONDS per point and side).
 #
-#   1. pgbench (-M prepared, as the edge's login role chumbo_edge) on a dedicated cluster: the floor
-#      (bench/sql/floor.sql) vs `select chumbo.handle(<tools/call list_projects>, <claims>)`, and
-#      tools/list with 10 and 1,000 tools, warm and right after a DDL change; concurrency 1, 8, 32,
-#      floor and chumbo back to back at each level.
-#   2. wrk (Debian) against the chumbo edge (scripts/edge.sh) and the reference Node server
-#      (bench/reference: official MCP SDK, jose, pg), same tokens, same tool; every response checked,
-#      plus a separate verification pass (bench/verify.mjs) with Alice and Bob interleaved.
-#   3. backend RSS before/after the first tools/list with 1,000 tools (bench/reference/memory.mjs).
+#   1. pgbench (-M prepared, as the edge's login role chumbo_edge): tools/call list_projects with one
+#      page of rows (BENCH_PAGE_ROWS, 50) and with 1 row, `select chumbo.handle(...)` against the
+#      like-for-like floor and the plain floor (bench/sql/floor.sql); tools/list with 1,000 tools,
+#      warm against while one tool's COMMENT changes every second. The sides of a comparison
+#      alternate in rounds; CPU time per call of the backends and of pgbench from /proc.
+#   2. end to end: wrk (Debian) against the chumbo edge (scripts/edge.sh) and the reference Node
+#      server (bench/reference: official MCP SDK, jose, pg), same tokens, same tool, and pgbench
+#      running the tool's query alone (no JSON, no HTTP), alternating in rounds at each
+#      concurrency; every response checked, plus a verification pass (bench/verify.mjs) with Alice
+#      and Bob interleaved; CPU time per request of each process (edge, reference, PostgreSQL, wrk
+#      or pgbench) from /proc/<pid>/stat over the measured window.
+#   3. backend RssAnon before/after the first tools/list with 1,000 and 10 tools, and the cache's
+#      own bytes from chumbo.cache_stats() where it exists (bench/reference/memory.mjs).
 #   4. perf profiles (when perf can sample), then bench/report.py writes bench/RESULTS.md.
 #
-# Environment: BENCH_SECONDS (10) measured seconds per point, BENCH_ROUNDS (2) pgbench rounds the
-# two sides of a comparison alternate in, BENCH_WARMUP (3) extra seconds per pgbench round (the
-# window starts once every client has finished its first transaction),
-# BENCH_CLIENTS ("1 8 32"), BENCH_PG_PORT (54380), BENCH_EDGE_PORT (54381), BENCH_REF_PORT (54382),
-# BENCH_PROJECTS_PER_ORG (3000), BENCH_OUT (bench/RESULTS.md).
+# Environment: BENCH_SECONDS (10) measured seconds per point, split into BENCH_ROUNDS (2) rounds
+# the sides of a comparison alternate in, BENCH_WARMUP (3) extra seconds per pgbench round (the
+# window starts once every client has finished its first transaction), BENCH_CLIENTS ("8", in the
+# database), BENCH_E2E_CLIENTS ("8 32"), BENCH_PAGE_ROWS (50), BENCH_PERF (1: profiles),
+# BENCH_EXTRA (0; 1: also tools/list of 10 tools and DDL-then-list points), BENCH_PG_PORT (54380),
+# BENCH_EDGE_PORT (54381), BENCH_REF_PORT (54382), BENCH_OUT (bench/RESULTS.md).
 set -euo pipefail
 source "$(dirname "$0")/../scripts/lib.sh"
 cd "$ROOT"
@@ -25,11 +31,14 @@ cd "$ROOT"
 SECS="${BENCH_SECONDS:-10}"
 WARMUP="${BENCH_WARMUP:-3}"
 ROUNDS="${BENCH_ROUNDS:-2}"
-CLIENTS="${BENCH_CLIENTS:-1 8 32}"
+CLIENTS="${BENCH_CLIENTS:-8}"
+E2E_CLIENTS="${BENCH_E2E_CLIENTS:-8 32}"
+EXTRA="${BENCH_EXTRA:-0}"
+PERF_WANTED="${BENCH_PERF:-1}"
 PORT="${BENCH_PG_PORT:-54380}"
 EDGE_PORT="${BENCH_EDGE_PORT:-54381}"
 REF_PORT="${BENCH_REF_PORT:-54382}"
-PER_ORG="${BENCH_PROJECTS_PER_ORG:-3000}"
+PAGE_ROWS="${BENCH_PAGE_ROWS:-50}"
 OUT="${BENCH_OUT:-$ROOT/bench/RESULTS.md}"
 PGBENCH="$PG_BIN/pgbench"
 DB10=chumbo_bench            # the example app + bench data, 10 tools
@@ -43,7 +52,8 @@ REF_URL="http://127.0.0.1:$REF_PORT/mcp"
 ALICE_SUB=aaaaaaaa-0000-4000-8000-000000000001
 BOB_SUB=bbbbbbbb-0000-4000-8000-000000000002
 ALICE_CLAIMS="{\"sub\":\"$ALICE_SUB\",\"role\":\"authenticated\"}"
-CALL_SMALL='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_projects","arguments":{"status":"archived"}}}'
+CALL_PAGE='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_projects","arguments":{"status":"archived"}}}'
+CALL_ONE='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_projects","arguments":{"status":"active"}}}'
 STARTED="$(date -u +%FT%TZ)"
 T0=$SECONDS
 
@@ -94,7 +104,7 @@ load_db() { # DB TOTAL_TOOLS
 # The reference server and the memory probe (step 3) need bench/reference's packages.
 ( cd bench/reference && if [[ ! -d node_modules ]]; then npm ci --no-audit --no-fund >/dev/null; fi )
 load_db "$DB10" 10
-q "$DB10" -v projects_per_org="$PER_ORG" -f bench/sql/data.sql
+q "$DB10" -v page_rows="$PAGE_ROWS" -f bench/sql/data.sql
 load_db "$DB1K" 1000
 # pg_backend_memory_contexts is for superusers and pg_read_all_stats (bench cluster only).
 q postgres -c 'grant pg_read_all_stats to chumbo_edge'
@@ -105,6 +115,11 @@ for db in "$DB10" "$DB1K"; do
   q "$db" -c 'grant execute on function chumbo.handle(jsonb, jsonb) to chumbo_edge'
 done
 q postgres -c 'grant authenticated to chumbo_edge'
+# chumbo.cache_stats() reports the calling backend's cache: memory.mjs calls it in its own session.
+q "$DB1K" -At -c "select format('grant execute on function %s to chumbo_edge', p.oid::regprocedure)
+                    from pg_proc p where p.oid = to_regproc('chumbo.cache_stats')" | q "$DB1K" >/dev/null
+q "$DB10" -At -c "select format('grant execute on function %s to chumbo_edge', p.oid::regprocedure)
+                    from pg_proc p where p.oid = to_regproc('chumbo.cache_stats')" | q "$DB10" >/dev/null
 EDGE_PW="$(cat "$STATE/edge-password")"
 export PGPASSWORD="$EDGE_PW"
 
@@ -128,27 +143,47 @@ check() { # DB SQL EXPECTED
   local got; got="$(psql -X -At -h 127.0.0.1 -p "$PORT" -U chumbo_edge -d "$1" -c "$2")"
   [[ "$got" == "$3" ]] || die "bench sanity: $1: $2 gave '$got', expected '$3'"
 }
-ROWS_SMALL="$(q1 "$DB10" "select count(*) from projects p join memberships m on m.org_id = p.org_id where m.user_id = '$ALICE_SUB' and p.status = 'archived'")"
-check "$DB10" "select jsonb_array_length(chumbo.handle('$CALL_SMALL', '$ALICE_CLAIMS')->'result'->'structuredContent'->'rows')" "$ROWS_SMALL"
-check "$DB10" "select (chumbo.handle('$CALL_SMALL', '$ALICE_CLAIMS')->'result'->'structuredContent') = bench.floor_list_projects('$ALICE_CLAIMS', 'archived')" t
-check "$DB10" "select bench.floor_fn_list_projects('$ALICE_CLAIMS', 'archived') = bench.floor_list_projects('$ALICE_CLAIMS', 'archived')" t
-check "$DB10" "select (chumbo.handle('{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"list_projects\",\"arguments\":{}}}', '$ALICE_CLAIMS')->'result'->'structuredContent'->'rows') = bench.floor_list_projects('$ALICE_CLAIMS')->'rows'" t
+# The two tools/call sizes: chumbo answers each in one page (no cursor) with exactly the rows of
+# the floors, so all sides give the same response.
+for call in page:archived one:active; do
+  name="${call%%:*}" status="${call#*:}" body="$CALL_PAGE"; [[ $name == one ]] && body="$CALL_ONE"
+  chumbo="chumbo.handle('$body', '$ALICE_CLAIMS')->'result'"
+  like="bench.floor_like_for_like('1', '$ALICE_CLAIMS', '$status')->'result'"
+  check "$DB10" "select ($chumbo->'structuredContent') = jsonb_build_object('rows', $like->'structuredContent'->'rows')" t
+  check "$DB10" "select $like->'structuredContent' = bench.floor_list_projects('$ALICE_CLAIMS', '$status')" t
+  check "$DB10" "select $like->'content'->0->>'text' = ($like->'structuredContent'->'rows')::text" t
+  check "$DB10" "select coalesce($chumbo->>'isError', 'false')" false
+  n="$(q1 "$DB10" "select jsonb_array_length(bench.floor_list_projects('$ALICE_CLAIMS', '$status')->'rows')")"
+  if [[ $name == page ]]; then ROWS_PAGE="$n"; else ROWS_ONE="$n"; fi
+done
+[[ "$ROWS_ONE" == 1 && "$ROWS_PAGE" == "$PAGE_ROWS" ]] || die "bench sanity: list_projects gave $ROWS_ONE and $ROWS_PAGE rows, expected 1 and $PAGE_ROWS"
+PGOPTIONS="-c role=authenticated -c request.jwt.claims=$ALICE_CLAIMS" \
+  check "$DB10" "select count(*) from mcp.list_projects('archived') p where p.name like 'Acme%'" "$PAGE_ROWS"
 check "$DB10" "select jsonb_array_length(chumbo.handle('{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}', '$ALICE_CLAIMS')->'result'->'tools')" 10
-ROWS_ALL="$(q1 "$DB10" "select jsonb_array_length(bench.floor_list_projects('$ALICE_CLAIMS')->'rows')")"
-# shellcheck disable=SC2016  # a jq program: $rows_small etc. are jq variables
-record --arg rows_small "$ROWS_SMALL" --arg rows_all "$ROWS_ALL" --arg pages "$PAGES" --arg per_org "$PER_ORG" \
-  '{kind:"setup", rows_small:($rows_small|tonumber), rows_all:($rows_all|tonumber), pages:($pages|tonumber), projects_per_org:($per_org|tonumber)}'
+# shellcheck disable=SC2016  # a jq program: $rows_page etc. are jq variables
+record --arg rows_page "$ROWS_PAGE" --arg rows_one "$ROWS_ONE" --arg pages "$PAGES" \
+  '{kind:"setup", rows_page:($rows_page|tonumber), rows_one:($rows_one|tonumber), pages:($pages|tonumber)}'
 
 # --- 1. pgbench -----------------------------------------------------------------------------------
-# One pgbench round of a point: NAME DB SCRIPT CLIENTS SECONDS EXTRA_WARMUP_S ROUND
+PM_PID() { head -1 "$DIR/data/postmaster.pid"; }
+# One pgbench round of a point: NAME DB SCRIPT CLIENTS SECONDS EXTRA_WARMUP_S ROUND. CPU time of
+# the cluster's processes and of pgbench from the end of the warm-up on (report.py cpu); a point
+# named *_ddl1s runs while one tool's COMMENT changes every second; PGB_OPTIONS: the sessions'
+# PGOPTIONS.
 pgb_round() {
   local name="$1" db="$2" script="$3" c="$4" secs="$5" warm=$((WARMUP + $6)) r="$7"
-  local j=$(( c < 2 ? c : 2 )) prefix="$WORK/pgb-$1-c$4-r$7"
+  local j=$(( c < 2 ? c : 2 )) prefix="$WORK/pgb-$1-c$4-r$7" toucher=
   log "pgbench $name c=$c round $r (${secs}s + ${warm}s warm-up)"
-  if ! "$PGBENCH" -n -h 127.0.0.1 -p "$PORT" -U chumbo_edge -M prepared -c "$c" -j "$j" \
-       -T "$((secs + warm))" -f "$script" -l --log-prefix="$prefix" "$db" >"$prefix.out" 2>&1; then
-    cat "$prefix.out" >&2; die "pgbench $name c=$c failed"
+  if [[ $name == *_ddl1s ]]; then
+    ( while :; do q1 "$db" "select bench.touch(0)" >/dev/null && echo >>"$prefix.ddl"; sleep 1; done ) &
+    toucher=$!
   fi
+  local rc=0
+  PGOPTIONS="${PGB_OPTIONS:-}" python3 bench/report.py cpu "$prefix.cpu.json" "$warm" postgres="$(PM_PID)" -- \
+    "$PGBENCH" -n -h 127.0.0.1 -p "$PORT" -U chumbo_edge -M prepared -c "$c" -j "$j" \
+    -T "$((secs + warm))" -f "$script" -l --log-prefix="$prefix" "$db" >"$prefix.out" 2>&1 || rc=$?
+  if [[ -n "$toucher" ]]; then kill "$toucher"; wait "$toucher" 2>/dev/null || true; fi
+  if [[ $rc != 0 ]]; then cat "$prefix.out" >&2; die "pgbench $name c=$c failed"; fi
 }
 # Points compared with each other, interleaved in ROUNDS rounds of SECS/ROUNDS seconds each:
 #   pair CLIENTS EXTRA_WARMUP_S warm|cold NAME DB SCRIPT [NAME DB SCRIPT ...]
@@ -162,24 +197,30 @@ pair() {
   done
   for ((i = 1; i <= $#; i += 3)); do names+=("${@:i:1}"); done
   for name in "${names[@]}"; do
-    local files=()
-    for r in $(seq "$ROUNDS"); do files+=("$WORK/pgb-$name-c$c-r$r"); done
+    local files=() ddl=0
+    for r in $(seq "$ROUNDS"); do
+      files+=("$WORK/pgb-$name-c$c-r$r")
+      [[ -f "$WORK/pgb-$name-c$c-r$r.ddl" ]] && ddl=$((ddl + $(wc -l <"$WORK/pgb-$name-c$c-r$r.ddl")))
+    done
     python3 bench/report.py pgbench "$((WARMUP + extra))" "$mode" "${files[@]}" |
-      jq -c --arg name "$name" --argjson c "$c" '. + {kind:"pgbench", name:$name, c:$c}' >>"$RESULTS"
+      jq -c --arg name "$name" --argjson c "$c" --argjson ddl "$ddl" '. + {kind:"pgbench", name:$name, c:$c, ddl:$ddl}' >>"$RESULTS"
     rm -f "$WORK/pgb-$name-c$c-r"*.[0-9]*
   done
 }
 P=bench/pgbench
 for c in $CLIENTS; do
-  pair "$c" 0 warm floor_call_small "$DB10" $P/floor_call_small.sql chumbo_call_small "$DB10" $P/chumbo_call_small.sql \
-    floor_fn_call_small "$DB10" $P/floor_fn_call_small.sql
-  pair "$c" 0 warm floor_call_all "$DB10" $P/floor_call_all.sql chumbo_call_all "$DB10" $P/chumbo_call_all.sql
+  for size in page one; do
+    pair "$c" 0 warm floor_like_call_$size "$DB10" $P/floor_like_call_$size.sql chumbo_call_$size "$DB10" $P/chumbo_call_$size.sql \
+      floor_call_$size "$DB10" $P/floor_call_$size.sql
+  done
   # Every new backend first reflects the tools: give 1,000 tools their cold start (~c/3 s here).
-  pair "$c" $((c / 3)) warm list_10 "$DB10" $P/chumbo_list.sql list_1000 "$DB1K" $P/chumbo_list.sql \
-    list_1000_all "$DB1K" "$pages_script"
-  pair "$c" 0 cold ddl_only_10 "$DB10" $P/ddl_only.sql ddl_list_10 "$DB10" $P/ddl_then_list.sql
-  # Every call reloads 1,000 tools in every backend: a longer warm-up to see enough of them.
-  pair "$c" $((c / 2)) cold ddl_only_1000 "$DB1K" $P/ddl_only.sql ddl_list_1000 "$DB1K" $P/ddl_then_list.sql
+  pair "$c" $((c / 3)) warm list_1000 "$DB1K" $P/chumbo_list.sql list_1000_ddl1s "$DB1K" $P/chumbo_list.sql
+  if [[ $EXTRA == 1 ]]; then
+    pair "$c" $((c / 3)) warm list_10 "$DB10" $P/chumbo_list.sql list_1000_all "$DB1K" "$pages_script"
+    pair "$c" 0 cold ddl_only_10 "$DB10" $P/ddl_only.sql ddl_list_10 "$DB10" $P/ddl_then_list.sql
+    # Every call reloads 1,000 tools in every backend: a longer warm-up to see enough of them.
+    pair "$c" $((c / 2)) cold ddl_only_1000 "$DB1K" $P/ddl_only.sql ddl_list_1000 "$DB1K" $P/ddl_then_list.sql
+  fi
 done
 
 # --- 3. memory (before the HTTP part: nothing else touches the bench databases) ---------------------
@@ -191,7 +232,7 @@ done
 
 # --- perf -----------------------------------------------------------------------------------------
 PERF=
-if command -v perf >/dev/null && perf record -e cpu-clock -o "$WORK/perf.probe" -- true >/dev/null 2>&1; then PERF=1; fi
+if [[ $PERF_WANTED == 1 ]] && command -v perf >/dev/null && perf record -e cpu-clock -o "$WORK/perf.probe" -- true >/dev/null 2>&1; then PERF=1; fi
 profile() { # NAME SECONDS COMMAND...: sample the whole machine while COMMAND runs
   local name="$1" s="$2"; shift 2
   [[ -n "$PERF" ]] || return 0
@@ -211,7 +252,7 @@ profile() { # NAME SECONDS COMMAND...: sample the whole machine while COMMAND ru
 # Where one chumbo tools/call spends its time: the call graph of one backend (DWARF unwinding,
 # the library has debug info), inclusive time of chumbo's functions and a few PostgreSQL ones.
 callgraph() {
-  "$PGBENCH" -n -h 127.0.0.1 -p "$PORT" -U chumbo_edge -M prepared -c 1 -T 10 -f $P/chumbo_call_small.sql "$DB10" >/dev/null 2>&1 &
+  "$PGBENCH" -n -h 127.0.0.1 -p "$PORT" -U chumbo_edge -M prepared -c 1 -T 10 -f $P/chumbo_call_page.sql "$DB10" >/dev/null 2>&1 &
   local load=$! pid
   sleep 2
   pid="$(q1 postgres "select pid from pg_stat_activity where usename = 'chumbo_edge' and application_name = 'pgbench' limit 1")"
@@ -226,7 +267,7 @@ if [[ -n "$PERF" ]]; then
   log "perf: call graph of one backend answering tools/call"
   callgraph
   log "perf: chumbo tools/call at concurrency 8"
-  profile call_c8 8 "$PGBENCH" -n -h 127.0.0.1 -p "$PORT" -U chumbo_edge -M prepared -c 8 -j 2 -T 12 -f $P/chumbo_call_small.sql "$DB10"
+  profile call_c8 8 "$PGBENCH" -n -h 127.0.0.1 -p "$PORT" -U chumbo_edge -M prepared -c 8 -j 2 -T 12 -f $P/chumbo_call_page.sql "$DB10"
   log "perf: tools/list right after a DDL change, 1,000 tools, concurrency 8"
   profile ddl_list_1000_c8 8 "$PGBENCH" -n -h 127.0.0.1 -p "$PORT" -U chumbo_edge -M prepared -c 8 -j 2 -T 12 -f $P/ddl_then_list.sql "$DB1K"
 else
@@ -246,6 +287,7 @@ deno run -A scripts/mint-token.ts jwks >"$WORK/jwks.json"
 ISSUER="$(deno run -A scripts/mint-token.ts settings | jq -r '.jwt_issuers[0]')"
 DBURL="postgres://chumbo_edge:$EDGE_PW@127.0.0.1:$PORT/$DB10"
 CHUMBO_EDGE_ID=$EDGE_ID CHUMBO_PORT=$EDGE_PORT EDGE_DATABASE_URL="$DBURL" "$ROOT/scripts/edge.sh" start >/dev/null
+EDGE_PID="$(cat "$STATE/$EDGE_ID.pid")"
 DATABASE_URL="$DBURL" JWKS_FILE="$WORK/jwks.json" JWT_ISSUER="$ISSUER" JWT_AUDIENCE="$EDGE_URL" PORT="$REF_PORT" \
   node bench/reference/server.mjs >"$WORK/reference.log" 2>&1 &
 REF_PID=$!
@@ -255,7 +297,7 @@ done
 
 ids() { q1 "$DB10" "select coalesce(json_agg(p.id order by p.name collate \"C\"), '[]') from projects p join memberships m on m.org_id = p.org_id where m.user_id = '$1' and p.status = 'archived'"; }
 jq -n --arg at "$ALICE_TOKEN" --arg bt "$BOB_TOKEN" --argjson ai "$(ids $ALICE_SUB)" --argjson bi "$(ids $BOB_SUB)" \
-  --argjson body "$CALL_SMALL" \
+  --argjson body "$CALL_PAGE" \
   '{users:[{name:"alice", token:$at, ids:$ai}, {name:"bob", token:$bt, ids:$bi}], body:$body, requests:400}' >"$WORK/expected.json"
 log "verification pass (Alice and Bob interleaved, both servers)"
 vrc=0
@@ -263,30 +305,48 @@ node bench/verify.mjs "$WORK/expected.json" "chumbo=$EDGE_URL" "reference=$REF_U
 cat "$WORK/verify.txt" >&2
 jq -Rsc --argjson rc "$vrc" '{kind:"verify", rc:$rc, text:.}' "$WORK/verify.txt" >>"$RESULTS"
 
-wrk_point() { # SERVER URL CLIENTS SECONDS RECORD?
-  local out="$WORK/wrk-$1-c$3.txt"
-  MCP_TOKEN="$ALICE_TOKEN" MCP_BODY="$CALL_SMALL" MCP_EXPECT='"Acme project' MCP_FORBID=Globex \
-    wrk -t "$(( $3 < 2 ? $3 : 2 ))" -c "$3" -d "${4}s" --timeout 30s -s bench/wrk/mcp.lua "$2" >"$out" 2>&1 || true
-  [[ "$5" == record ]] || return 0
-  grep -q '^RESULT ' "$out" || { cat "$out" >&2; die "wrk $1 c=$3 failed"; }
-  sed -n 's/^RESULT //p' "$out" | tr ' ' '\n' | jq -Rnc --arg server "$1" --argjson c "$3" \
-    '[inputs | select(length > 0) | split("=") | {(.[0]): (.[1]|tonumber)}] | add + {kind:"e2e", server:$server, c:$c}' >>"$RESULTS"
-  grep '^BADSAMPLE' "$out" | head -1 | jq -Rc --arg server "$1" --argjson c "$3" '{kind:"badsample", server:$server, c:$c, text:.}' >>"$RESULTS" || true
+# wrk_run SERVER URL CLIENTS SECONDS OUT: one wrk run, CPU time per process tree over it.
+wrk_run() {
+  MCP_TOKEN="$ALICE_TOKEN" MCP_BODY="$CALL_PAGE" MCP_EXPECT='"Acme project' MCP_FORBID=Globex \
+    python3 bench/report.py cpu "$5.cpu.json" 0 postgres="$(PM_PID)" edge="$EDGE_PID" reference="$REF_PID" -- \
+    wrk -t "$(( $3 < 2 ? $3 : 2 ))" -c "$3" -d "${4}s" --timeout 30s -s bench/wrk/mcp.lua "$2" >"$5" 2>&1 || true
+  grep -q '^RESULT ' "$5" || { cat "$5" >&2; die "wrk $1 c=$3 failed"; }
 }
-for c in $CLIENTS; do
+# At each concurrency: a warm-up of each server, then ROUNDS rounds of chumbo, the reference and
+# the tool's query alone (pgbench as a login role whose session is already `authenticated` with
+# Alice's claims: one round trip, no JSON, no HTTP).
+RAW_OPTIONS="-c role=authenticated -c request.jwt.claims=$ALICE_CLAIMS"
+for c in $E2E_CLIENTS; do
+  secs=$(( (SECS + ROUNDS - 1) / ROUNDS ))
   for s in chumbo reference; do
     url="$EDGE_URL"; [[ $s == reference ]] && url="$REF_URL"
-    url="${url/localhost/127.0.0.1}"
-    log "wrk $s c=$c (${SECS}s, 2 s warm-up first)"
-    wrk_point "$s" "$url" "$c" 2 warmup
-    wrk_point "$s" "$url" "$c" "$SECS" record
+    log "wrk $s c=$c warm-up (2 s)"
+    wrk_run "$s" "${url/localhost/127.0.0.1}" "$c" 2 "$WORK/wrk-warmup-$s-c$c.txt"
   done
+  for r in $(seq "$ROUNDS"); do
+    for s in chumbo reference; do
+      url="$EDGE_URL"; [[ $s == reference ]] && url="$REF_URL"
+      log "wrk $s c=$c round $r (${secs}s)"
+      wrk_run "$s" "${url/localhost/127.0.0.1}" "$c" "$secs" "$WORK/wrk-$s-c$c-r$r.txt"
+    done
+    PGB_OPTIONS="$RAW_OPTIONS" pgb_round raw_call_page "$DB10" $P/raw_call_page.sql "$c" "$secs" 0 "$r"
+  done
+  for s in chumbo reference; do
+    python3 bench/report.py e2e "$WORK/wrk-$s-c$c-r"*.txt |
+      jq -c --arg server "$s" --argjson c "$c" '. + {kind:"e2e", server:$server, c:$c}' >>"$RESULTS"
+    grep -h '^BADSAMPLE' "$WORK/wrk-$s-c$c-r"*.txt | head -1 |
+      jq -Rc --arg server "$s" --argjson c "$c" '{kind:"badsample", server:$server, c:$c, text:.}' >>"$RESULTS" || true
+  done
+  files=(); for r in $(seq "$ROUNDS"); do files+=("$WORK/pgb-raw_call_page-c$c-r$r"); done
+  python3 bench/report.py pgbench "$WARMUP" warm "${files[@]}" |
+    jq -c --argjson c "$c" '. + {kind:"pgbench", name:"raw_call_page", c:$c}' >>"$RESULTS"
+  rm -f "$WORK/pgb-raw_call_page-c$c-r"*.[0-9]*
 done
 if [[ -n "$PERF" ]]; then
   log "perf: end to end at concurrency 8"
-  profile e2e_chumbo_c8 8 env MCP_TOKEN="$ALICE_TOKEN" MCP_BODY="$CALL_SMALL" MCP_EXPECT=x MCP_FORBID=y \
+  profile e2e_chumbo_c8 8 env MCP_TOKEN="$ALICE_TOKEN" MCP_BODY="$CALL_PAGE" MCP_EXPECT=x MCP_FORBID=y \
     wrk -t 2 -c 8 -d 12s -s bench/wrk/mcp.lua "${EDGE_URL/localhost/127.0.0.1}"
-  profile e2e_reference_c8 8 env MCP_TOKEN="$ALICE_TOKEN" MCP_BODY="$CALL_SMALL" MCP_EXPECT=x MCP_FORBID=y \
+  profile e2e_reference_c8 8 env MCP_TOKEN="$ALICE_TOKEN" MCP_BODY="$CALL_PAGE" MCP_EXPECT=x MCP_FORBID=y \
     wrk -t 2 -c 8 -d 12s -s bench/wrk/mcp.lua "$REF_URL"
 fi
 
@@ -301,7 +361,7 @@ build_kind() {
 jq -n \
   --arg started "$STARTED" --arg finished "$(date -u +%FT%TZ)" --arg elapsed "$((SECONDS - T0))" \
   --arg command "make bench (bench/run.sh)" \
-  --arg env "BENCH_SECONDS=$SECS BENCH_ROUNDS=$ROUNDS BENCH_WARMUP=$WARMUP BENCH_CLIENTS=\"$CLIENTS\" BENCH_PROJECTS_PER_ORG=$PER_ORG" \
+  --arg env "BENCH_SECONDS=$SECS BENCH_ROUNDS=$ROUNDS BENCH_WARMUP=$WARMUP BENCH_CLIENTS=\"$CLIENTS\" BENCH_E2E_CLIENTS=\"$E2E_CLIENTS\" BENCH_PAGE_ROWS=$PAGE_ROWS BENCH_EXTRA=$EXTRA" \
   --arg nproc "$(nproc)" --arg cpu "$(lscpu | sed -n 's/^Model name: *//p' | head -1)" \
   --arg mem "$(free -h | awk '/^Mem:/ {print $2}')" --arg load "$(cut -d' ' -f1-3 /proc/loadavg)" \
   --arg kernel "$(uname -r)" \

@@ -1,7 +1,7 @@
 // Correctness pass for the end-to-end benchmark: the same tools/call as the load, for Alice and
 // Bob alternately, against each server; every response must hold exactly the caller's rows (the
-// ids the database owner sees for the caller's organization, in the tool's order), both in
-// structuredContent and in the text content.
+// ids the database owner sees for the caller's organization, in the tool's order) in
+// structuredContent, in one page, and the text content names them and no other user's.
 //   node bench/verify.mjs EXPECTED.json NAME=URL [NAME=URL ...]
 // EXPECTED.json: {"users": [{"name", "token", "ids": [...]}], "body": {...}, "requests": N}
 // Prints one line per server and user; exits 1 on any mismatch.
@@ -10,6 +10,7 @@ import { readFileSync } from "node:fs";
 const [expectedFile, ...servers] = process.argv.slice(2);
 const { users, body, requests } = JSON.parse(readFileSync(expectedFile, "utf8"));
 let failed = false;
+const others = (user) => users.filter((u) => u !== user).flatMap((u) => u.ids);
 
 async function once(url, user) {
   const r = await fetch(url, {
@@ -28,10 +29,15 @@ async function once(url, user) {
   const result = msg.result;
   if (!result || result.isError) return `not a result: ${text.slice(0, 120)}`;
   const structured = result.structuredContent?.rows?.map((r) => r.id);
-  const fromText = JSON.parse(result.content?.[0]?.text ?? "null")?.rows?.map((r) => r.id);
-  const want = JSON.stringify(user.ids);
-  if (JSON.stringify(structured) !== want) return `structuredContent rows differ (${structured?.length} rows)`;
-  if (JSON.stringify(fromText) !== want) return `text content rows differ (${fromText?.length} rows)`;
+  if (result.structuredContent?.next_cursor) return "paged: the call does not fit one page";
+  if (JSON.stringify(structured) !== JSON.stringify(user.ids)) {
+    return `structuredContent rows differ (${structured?.length} rows)`;
+  }
+  // The text is each server's own rendering (chumbo: a Markdown table or JSON lines; the
+  // reference: JSON): it must name every row of the caller and none of anyone else's.
+  const shown = result.content?.[0]?.text ?? "";
+  if (!user.ids.every((id) => shown.includes(id))) return "text content lacks some of the caller's rows";
+  if (others(user).some((id) => shown.includes(id))) return "text content holds another user's rows";
   return null;
 }
 

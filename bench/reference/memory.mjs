@@ -3,7 +3,8 @@
 // second one and after walking every page. chumbo's cache lives in the Rust heap (malloc), not in a PostgreSQL memory
 // context, so the backend's RSS from /proc/<pid>/status (RssAnon = private heap, VmRSS = all,
 // including touched shared buffers) is the measure; the sum of pg_backend_memory_contexts
-// (catalog caches filled by reflecting the functions, among others) is shown next to it.
+// (catalog caches filled by reflecting the functions, among others) is shown next to it, and
+// chumbo.cache_stats() (the cache's own bytes) when the installed build has it.
 //   node bench/reference/memory.mjs DATABASE_URL CLAIMS_JSON      prints one JSON line
 // Needs to run on the database's machine, as a user that may read /proc/<pid>/status.
 import { readFileSync } from "node:fs";
@@ -54,5 +55,15 @@ while (cursor) {
   pages++;
 }
 const afterAll = await sample();
-console.log(JSON.stringify({ pid, tools, pages, before, afterPing, afterFirst, afterSecond, afterAll }));
+// The cache's own bytes (a counting allocator), where this build has chumbo.cache_stats().
+let cacheStats = null;
+const { rows: [{ has }] } = await client.query("select to_regproc('chumbo.cache_stats') is not null as has");
+if (has) {
+  try {
+    ({ rows: [{ cacheStats }] } = await client.query('select chumbo.cache_stats() as "cacheStats"'));
+  } catch (e) {
+    cacheStats = { error: String(e.message ?? e) };
+  }
+}
+console.log(JSON.stringify({ pid, tools, pages, before, afterPing, afterFirst, afterSecond, afterAll, cacheStats }));
 await client.end();

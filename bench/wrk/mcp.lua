@@ -4,7 +4,8 @@
 --   MCP_BODY    the JSON-RPC request
 --   MCP_EXPECT  text every good response contains (the caller's organization)
 --   MCP_FORBID  text no response may contain (the other organization)
--- Prints one line: RESULT key=value ... (requests, rps, latency percentiles in µs, good/bad).
+-- Prints RESULT key=value ... (requests, rps, latency percentiles in µs, good/bad) and QUANTILES
+-- (the 0.1st ... 100th percentile in µs, so bench/report.py can merge the rounds of a point).
 wrk.method = "POST"
 wrk.body = os.getenv("MCP_BODY")
 wrk.headers["Content-Type"] = "application/json"
@@ -48,5 +49,8 @@ function done(summary, latency, requests)
     summary.requests, summary.duration, summary.requests / (summary.duration / 1e6),
     latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max,
     e.connect + e.read + e.write + e.timeout, e.status, g, b))
+  local q = {}
+  for i = 1, 1000 do q[i] = string.format("%d", latency:percentile(i / 10)) end
+  io.write("QUANTILES " .. table.concat(q, " ") .. "\n")
   if s ~= "" then io.write("BADSAMPLE " .. s .. "\n") end
 end

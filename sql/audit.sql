@@ -1,7 +1,10 @@
 -- Audit events: one row per request outcome. Never arguments, results, tokens or SQL text unless
 -- a capability opts in (@mcp {"audit": {"arguments": true}}).
+-- Written once per request on the hot path, so it carries no index per row it does not need: no
+-- primary key (nothing refers to id), a BRIN on `at` for pruning and time windows (rows arrive in
+-- time order). Replica identity full keeps prune's deletes valid under a FOR ALL TABLES publication.
 create table chumbo.audit_events (
-    id bigint generated always as identity primary key,
+    id bigint generated always as identity,
     at timestamptz not null default now(),
     trace_id text not null,
     era text not null,
@@ -13,7 +16,8 @@ create table chumbo.audit_events (
     bytes integer not null,
     detail jsonb
 );
-create index audit_events_at on chumbo.audit_events (at);
+create index audit_events_at on chumbo.audit_events using brin (at);
+alter table chumbo.audit_events replica identity full;
 revoke all on chumbo.audit_events from public;
 
 create function chumbo.prune_audit_events(older_than interval default '30 days') returns bigint

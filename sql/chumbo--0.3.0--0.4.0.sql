@@ -65,3 +65,9 @@ end $$;
 comment on function chumbo.grant_edge(regrole, boolean) is
   'Give the HTTP edge''s login role what it needs: usage on schema chumbo and execute on chumbo.http and chumbo.http_parts; with jwks_courier => true also chumbo.set_jwks.';
 -- end http_parts
+
+-- Audit table shape: no primary key index, BRIN on `at` (sql/audit.sql; one insert per request).
+alter table chumbo.audit_events drop constraint audit_events_pkey;
+drop index chumbo.audit_events_at;
+create index audit_events_at on chumbo.audit_events using brin (at);
+alter table chumbo.audit_events replica identity full;

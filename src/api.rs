@@ -176,18 +176,18 @@ fn process_message(
             .is_some_and(|a| a.arguments);
         ledger::audit(
             last,
-            json!({
-                "trace_id": trace,
-                "era": era.audit_name(),
-                "method": method,
-                "capability": capability,
-                "principal": caller.principal.digest(),
-                "outcome": class,
-                "duration_ms": started.elapsed().as_secs_f64() * 1000.0,
-                "bytes": reply.text.len(),
-                "detail": if opted_in { json!({"arguments": params.get("arguments")}) } else { Value::Null },
-                "run_id": run.as_ref().map(|r| r.id.as_str()),
-            }),
+            ledger::Event {
+                trace_id: &trace,
+                era: era.audit_name(),
+                method: Some(method.as_str()),
+                capability,
+                principal: caller.principal.digest(),
+                outcome: &class,
+                duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+                bytes: reply.text.len(),
+                detail: opted_in.then(|| json!({"arguments": params.get("arguments")})),
+                run_id: run.as_ref().map(|r| r.id.as_str()),
+            },
         );
     }
     // The audit insert used a sequence: lastval() must not tell the next caller anything.
@@ -486,19 +486,21 @@ pub fn process_http(request: &Value, verified_claims: Option<Value>) -> Answer {
     // process_message audits every request it handles: audit here what was refused before it.
     let dispatched = DISPATCHED.with(|d| d.replace(false));
     if !dispatched && a.status >= 400 && registry::current().settings.audit {
+        let principal = principal.unwrap_or_else(|| "unauthenticated".to_string());
         ledger::audit(
             true,
-            json!({
-                "trace_id": session::trace_id(),
-                "era": "http",
-                "method": Value::Null,
-                "capability": Value::Null,
-                "principal": principal.unwrap_or_else(|| "unauthenticated".to_string()),
-                "outcome": format!("refused {}", a.status),
-                "duration_ms": started.elapsed().as_secs_f64() * 1000.0,
-                "bytes": a.body.as_ref().map_or(0, String::len),
-                "detail": Value::Null,
-            }),
+            ledger::Event {
+                trace_id: &session::trace_id(),
+                era: "http",
+                method: None,
+                capability: None,
+                principal: &principal,
+                outcome: &format!("refused {}", a.status),
+                duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+                bytes: a.body.as_ref().map_or(0, String::len),
+                detail: None,
+                run_id: None,
+            },
         );
     }
     a

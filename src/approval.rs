@@ -78,12 +78,18 @@ pub fn gate(call: &Call, cap: &Capability, mut args: Map<String, Value>) -> Gate
         if registry.settings.audit {
             ledger::audit(
                 false,
-                json!({
-                    "trace_id": session::trace_id(), "era": era, "method": "approval",
-                    "capability": cap.name, "principal": caller.principal.digest(),
-                    "outcome": decision, "duration_ms": 0.0, "bytes": 0,
-                    "detail": {"via": via, "arguments_sha256": policy::arguments_digest(&args), "reason": reason},
-                }),
+                ledger::Event {
+                    trace_id: &session::trace_id(),
+                    era,
+                    method: Some("approval"),
+                    capability: Some(&cap.name),
+                    principal: caller.principal.digest(),
+                    outcome: decision,
+                    duration_ms: 0.0,
+                    bytes: 0,
+                    detail: Some(json!({"via": via, "arguments_sha256": policy::arguments_digest(&args), "reason": reason})),
+                    run_id: None,
+                },
             );
         }
     };

@@ -287,7 +287,7 @@ pub fn start(
     if !is_paged(cap) {
         return Ok(first(cap, s));
     }
-    let reserve = FOOTER_BYTES + Value::Object(args.clone()).to_string().len();
+    let reserve = FOOTER_BYTES + crate::render::json_len(&*args);
     let Some(cursor) = args.remove(CURSOR) else {
         return Ok(Window {
             reserve,

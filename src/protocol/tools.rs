@@ -84,9 +84,11 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
             )))
         }
     };
-    {
+    // The arguments are checked in place (no copy); the errors are listed only when there are any.
+    let instance = Value::Object(args);
+    if !validator.is_valid(&instance) {
         let problems: Vec<String> = validator
-            .iter_errors(&Value::Object(args.clone()))
+            .iter_errors(&instance)
             .take(10)
             .map(|e| {
                 let at = e.instance_path().to_string();
@@ -97,14 +99,15 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
                 }
             })
             .collect();
-        if !problems.is_empty() {
-            return Ok(tool_error(format!(
-                "Invalid arguments for {}: {}",
-                cap.name,
-                problems.join("; ")
-            )));
-        }
+        return Ok(tool_error(format!(
+            "Invalid arguments for {}: {}",
+            cap.name,
+            problems.join("; ")
+        )));
     }
+    let Value::Object(args) = instance else {
+        unreachable!("built as an object just above")
+    };
     // the execution predicate and approval (src/approval.rs), before every run
     let gate = approval::Call {
         registry: ctx.registry,

@@ -331,3 +331,65 @@ unsafe fn scalar_value(v: &pg_sys::JsonbValue) -> serde_json::Value {
         }
     }
 }
+
+#[cfg(any(test, feature = "pg_test"))]
+#[pgrx::pg_schema]
+mod tests {
+    use super::*;
+    use pgrx::prelude::*;
+    use serde_json::{json, Value};
+
+    fn samples() -> Vec<Value> {
+        vec![
+            json!({}),
+            json!([]),
+            json!({"a": 1, "b": [true, false, null], "c": {"d": "e"}}),
+            json!([1, -1, 0, 1.5, -0.25, 1e20, 12345678901234567i64, u64::MAX, 3.0]),
+            json!({"text": "quote \" backslash \\ tab \t newline \n é ✓ 😀 \u{1}"}),
+            json!({"": "empty key", "zz": 1, "a": 2, "bb": 3, "b": [[], {}, [[1]]]}),
+        ]
+    }
+
+    /// The jsonb built from a value is the one jsonb_in makes of its text.
+    #[pg_test]
+    fn built_jsonb_is_what_jsonb_in_gives() {
+        for v in samples() {
+            let same = Spi::get_one_with_args::<bool>(
+                "select $1 = $2::jsonb and $1::text = $2::jsonb::text",
+                &[JsonValue(v.clone()).into(), v.to_string().into()],
+            )
+            .unwrap();
+            assert_eq!(same, Some(true), "{v}");
+        }
+    }
+
+    /// A value read off jsonb is the one serde makes of jsonb_out's text.
+    #[pg_test]
+    fn read_jsonb_is_what_its_text_gives() {
+        let mut texts: Vec<String> = samples().iter().map(Value::to_string).collect();
+        texts.extend(["\"raw\"", "42", "null", "true", "1.50", "[1.0, 2.000]"].map(String::from));
+        for text in texts {
+            let (read, printed) = Spi::get_two_with_args::<JsonValue, String>(
+                "select $1::jsonb, $1::jsonb::text",
+                &[text.as_str().into()],
+            )
+            .unwrap();
+            let expected: Value = serde_json::from_str(&printed.unwrap()).unwrap();
+            assert_eq!(read.unwrap().0, expected, "{text}");
+        }
+    }
+
+    /// U+0000 cannot be in jsonb: the response fails with jsonb_in's own error, as before.
+    #[pg_test(error = "unsupported Unicode escape sequence")]
+    fn nul_is_refused_like_jsonb_in_does() {
+        let v = json!({"a": "x\u{0}y"});
+        Spi::get_one_with_args::<bool>("select $1 is null", &[JsonValue(v).into()]).unwrap();
+    }
+
+    /// Reading stops at serde's depth limit instead of building a value too deep to drop.
+    #[pg_test(error = "a JSON value nested deeper than 128 levels")]
+    fn deep_jsonb_is_refused() {
+        let text = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        Spi::get_one_with_args::<JsonValue>("select $1::jsonb", &[text.as_str().into()]).unwrap();
+    }
+}

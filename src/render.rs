@@ -170,6 +170,24 @@ mod tests {
         assert!(rows(&r[..1]).starts_with('{'));
     }
 
+    /// The one-buffer writers give what the plain ones gave: compact JSON lines, cells escaped.
+    #[pgrx::pg_test]
+    fn buffered_text_matches_plain_text() {
+        let r = vec![
+            json!({"a": "x\\y|z\r\nw\rv", "b": [1, {"c": "d"}], "n": 1.5}),
+            json!({"a": null, "m": true}),
+        ];
+        let lines: Vec<String> = r.iter().map(Value::to_string).collect();
+        assert_eq!(json_lines(&r, 0), lines.join("\n"));
+        for v in &r {
+            assert_eq!(json_len(v), v.to_string().len());
+        }
+        assert_eq!(
+            markdown(&r).unwrap(),
+            "| a | b | n | m |\n| --- | --- | --- | --- |\n| x\\\\y\\|z<br>w<br>v | [1,{\"c\":\"d\"}] | 1.5 |  |\n|  |  |  | true |"
+        );
+    }
+
     #[pgrx::pg_test]
     fn wide_text_is_json_lines() {
         let r = vec![json!({"body": "x\ny".repeat(40)}), json!([1, 2])];

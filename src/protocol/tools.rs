@@ -190,7 +190,7 @@ fn tool_result(
             let s = if v.is_object() {
                 v
             } else {
-                json!({"result": v})
+                Value::Object(Map::from_iter([("result".to_string(), v)]))
             };
             (s.to_string(), Some(s))
         }
@@ -214,7 +214,9 @@ fn tool_result(
             ));
         }
     }
-    let mut result = json!({"content": [{"type": "text", "text": text}]});
+    let mut result = json!({"content": [{"type": "text", "text": Value::Null}]});
+    // moved in (json! would copy the text)
+    result["content"][0]["text"] = Value::String(text);
     if let Some(s) = structured {
         if ctx.era.has_structured_content() {
             result["structuredContent"] = s;

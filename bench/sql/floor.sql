@@ -1,7 +1,12 @@
--- The floor (bench-only schema): the least in-database work one tools/call of list_projects needs,
--- in one round trip: set request.jwt.claims, switch to authenticated, run the tool's query (the
--- body of mcp.list_projects, capped like chumbo's max_rows), build the JSON of the rows ({"rows":
--- [...]}, what the tool's structuredContent holds) and restore role and claims.
+-- The floors (bench-only schema): the least in-database work one tools/call of list_projects needs,
+-- in one round trip, as plpgsql functions pgbench calls as the edge's login role.
+--   bench.floor_list_projects       set request.jwt.claims, switch to authenticated, run the body of
+--                                   mcp.list_projects inline, build {"rows": [...]} (what the tool's
+--                                   structuredContent holds), restore role and claims.
+--   bench.floor_like_for_like       issue 14's like-for-like floor: the same response chumbo gives
+--                                   (the whole JSON-RPC message with the rows twice, as text and
+--                                   as structuredContent), calling the mcp function inside a
+--                                   begin ... exception block (chumbo must catch the tool's errors).
 create schema if not exists bench;
 revoke all on schema bench from public;
 grant usage on schema bench to chumbo_edge;
@@ -58,25 +63,34 @@ $$;
 revoke all on function bench.touch(int) from public;
 grant execute on function bench.touch(int) to chumbo_edge;
 
--- The same floor calling the tool function itself (select from mcp.list_projects(...)) instead of
--- running its body inline: what calling the function costs (its `set search_path` keeps
--- PostgreSQL from inlining it, so its body is planned on every call), which chumbo cannot avoid.
--- chumbo against this one is chumbo's own overhead.
-create or replace function bench.floor_fn_list_projects(claims jsonb, status text default null)
+-- The like-for-like floor: everything chumbo's answer needs and nothing else (no audit row, no
+-- argument validation, no paging). The text block is the rows' JSON text; chumbo renders its own
+-- (a Markdown table or JSON lines), a comparable amount of work.
+create or replace function bench.floor_like_for_like(id jsonb, claims jsonb, status text default null)
   returns jsonb
   language plpgsql volatile
 as $$
 declare
-  result jsonb;
+  rows jsonb;
 begin
   perform set_config('request.jwt.claims', claims::text, true);
   set local role authenticated;
-  select jsonb_build_object('rows', coalesce(jsonb_agg(to_jsonb(p)), '[]'::jsonb)) into result
-  from (select * from mcp.list_projects(floor_fn_list_projects.status) limit 1000) p;
+  begin
+    select coalesce(jsonb_agg(to_jsonb(p)), '[]'::jsonb) into rows
+    from mcp.list_projects(floor_like_for_like.status) p;
+  exception when others then
+    reset role;
+    perform set_config('request.jwt.claims', '', true);
+    return jsonb_build_object('jsonrpc', '2.0', 'id', id, 'result', jsonb_build_object(
+      'content', jsonb_build_array(jsonb_build_object('type', 'text', 'text', 'The call failed')),
+      'isError', true));
+  end;
   reset role;
   perform set_config('request.jwt.claims', '', true);
-  return result;
+  return jsonb_build_object('jsonrpc', '2.0', 'id', id, 'result', jsonb_build_object(
+    'content', jsonb_build_array(jsonb_build_object('type', 'text', 'text', rows::text)),
+    'structuredContent', jsonb_build_object('rows', rows)));
 end
 $$;
-revoke all on function bench.floor_fn_list_projects(jsonb, text) from public;
-grant execute on function bench.floor_fn_list_projects(jsonb, text) to chumbo_edge;
+revoke all on function bench.floor_like_for_like(jsonb, jsonb, text) from public;
+grant execute on function bench.floor_like_for_like(jsonb, jsonb, text) to chumbo_edge;

@@ -1,0 +1,1 @@
+select * from mcp.list_projects('archived');

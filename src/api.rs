@@ -385,10 +385,7 @@ fn listen(msg: &Value, id: &Value, caller: &Caller, registry: &Registry) -> Answ
 
 /// The answer to a request `e` ends on its own (its status from [Error::status]).
 fn refusal(id: &Value, e: Error, stateless: bool) -> Answer {
-    answer(
-        e.status(stateless),
-        Some(jsonrpc::error(id, &e.rpc())),
-    )
+    answer(e.status(stateless), Some(jsonrpc::error(id, &e.rpc())))
 }
 
 /// A credential, by its shape: an API key (`x-api-key`, or a bearer token that starts with

@@ -218,7 +218,10 @@ fn scalar_of(v: &serde_json::Value) -> pg_sys::JsonbValue {
             )
         }
         // Objects and arrays are pushed by `push`; only null is left.
-        _ => of(J::jbvNull, pg_sys::JsonbValue__bindgen_ty_1 { boolean: false }),
+        _ => of(
+            J::jbvNull,
+            pg_sys::JsonbValue__bindgen_ty_1 { boolean: false },
+        ),
     }
 }
 
@@ -344,7 +347,17 @@ mod tests {
             json!({}),
             json!([]),
             json!({"a": 1, "b": [true, false, null], "c": {"d": "e"}}),
-            json!([1, -1, 0, 1.5, -0.25, 1e20, 12345678901234567i64, u64::MAX, 3.0]),
+            json!([
+                1,
+                -1,
+                0,
+                1.5,
+                -0.25,
+                1e20,
+                12345678901234567i64,
+                u64::MAX,
+                3.0
+            ]),
             json!({"text": "quote \" backslash \\ tab \t newline \n é ✓ 😀 \u{1}"}),
             json!({"": "empty key", "zz": 1, "a": 2, "bb": 3, "b": [[], {}, [[1]]]}),
         ]

@@ -123,10 +123,7 @@ pub fn call<T>(
             // read); the events the call raised count against the result's hard bound.
             let (mut rows, mut bytes, mut more) = (vec![], 0usize, false);
             for row in table {
-                let v = row
-                    .get::<JsonValue>(1)?
-                    .map(|j| j.0)
-                    .unwrap_or(Value::Null);
+                let v = row.get::<JsonValue>(1)?.map(|j| j.0).unwrap_or(Value::Null);
                 bytes += crate::render::json_len(&v) + 1;
                 let full = rows.len() >= page_rows || bytes > page_bytes;
                 if !rows.is_empty() && (full || bytes + crate::events::bytes() > max_bytes) {

@@ -244,7 +244,9 @@ pub unsafe fn value_of_jsonb(datum: pg_sys::Datum) -> serde_json::Value {
     // SAFETY: per this function's contract; the detoasted copy (if any) lives in the current
     // memory context until the call ends, and every string is copied out before it is used.
     unsafe {
-        let jb = pg_sys::pg_detoast_datum_packed(datum.cast_mut_ptr()) as *mut pg_sys::Jsonb;
+        // pg_detoast_datum, not the _packed one: Jsonb needs the 4-byte header a short (1-byte
+        // header) datum read from a table does not have.
+        let jb = pg_sys::pg_detoast_datum(datum.cast_mut_ptr()) as *mut pg_sys::Jsonb;
         let mut it = pg_sys::JsonbIteratorInit(&mut (*jb).root);
         let mut v: pg_sys::JsonbValue = std::mem::zeroed();
         let mut stack: Vec<Open> = vec![];
@@ -390,6 +392,14 @@ mod tests {
             let expected: Value = serde_json::from_str(&printed.unwrap()).unwrap();
             assert_eq!(read.unwrap().0, expected, "{text}");
         }
+    }
+
+    /// A small jsonb read from a table has a 1-byte varlena header: it must be read as well.
+    #[pg_test]
+    fn stored_short_jsonb_is_read() {
+        Spi::run("create temp table short_jsonb (j jsonb); insert into short_jsonb values ('{\"a\": [1, \"b\"]}')").unwrap();
+        let read = Spi::get_one::<JsonValue>("select j from short_jsonb").unwrap();
+        assert_eq!(read.unwrap().0, json!({"a": [1, "b"]}));
     }
 
     /// U+0000 cannot be in jsonb: the response fails with jsonb_in's own error, as before.

@@ -488,7 +488,7 @@ pub fn process_http(request: &Value, verified_claims: Option<Value>) -> Answer {
                 "principal": principal.unwrap_or_else(|| "unauthenticated".to_string()),
                 "outcome": format!("refused {}", a.status),
                 "duration_ms": started.elapsed().as_secs_f64() * 1000.0,
-                "bytes": a.body.as_ref().map_or(0, |b| crate::render::json_len(b)),
+                "bytes": a.body.as_ref().map_or(0, crate::render::json_len),
                 "detail": Value::Null,
             }),
         );

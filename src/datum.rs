@@ -341,7 +341,6 @@ unsafe fn scalar_value(v: &pg_sys::JsonbValue) -> serde_json::Value {
 #[pgrx::pg_schema]
 mod tests {
     use super::*;
-    use pgrx::prelude::*;
     use serde_json::{json, Value};
 
     fn samples() -> Vec<Value> {

@@ -14,7 +14,7 @@ pub fn rows(rows: &[Value]) -> String {
         return String::new();
     }
     // JSON lines' length without writing them: the rows' compact sizes plus the line breaks.
-    let lines_len = rows.iter().map(|r| json_len(r)).sum::<usize>() + rows.len() - 1;
+    let lines_len = rows.iter().map(json_len).sum::<usize>() + rows.len() - 1;
     match markdown(rows) {
         Some(table) if table.len() < lines_len => table,
         _ => json_lines(rows, lines_len),

@@ -3,7 +3,7 @@
 
 use crate::apikey;
 use crate::auth;
-use crate::datum::{JsonText, JsonbText};
+use crate::datum::{JsonValue, JsonbText};
 use crate::error::{self, Error};
 use crate::jsonrpc::{self, Message};
 use crate::ledger;
@@ -19,13 +19,10 @@ use pgrx::prelude::*;
 use pgrx::{pg_sys, JsonB};
 use serde_json::{json, Map, Value};
 
-fn json_text(v: Value) -> JsonText {
-    JsonText(v.to_string())
-}
-
-/// One message's response, serialized, and its error code if it is an error.
+/// One message's response, and its error code if it is an error. It stays a value up to the
+/// jsonb that is returned (src/datum.rs): it is never serialized to text on the way.
 pub struct Reply {
-    pub text: String,
+    pub value: Value,
     pub error_code: Option<i64>,
 }
 
@@ -33,7 +30,7 @@ impl Reply {
     fn of(response: Value) -> Reply {
         let error_code = response.pointer("/error/code").and_then(Value::as_i64);
         Reply {
-            text: response.to_string(),
+            value: response,
             error_code,
         }
     }
@@ -43,14 +40,13 @@ impl Reply {
 pub struct Answer {
     pub status: u16,
     pub headers: Map<String, Value>,
-    /// The body as JSON text.
-    pub body: Option<String>,
+    pub body: Option<Value>,
     pub events: Vec<Value>,
     /// For subscriptions/listen: the stream the edge must hold open.
     pub listen: Option<Value>,
 }
 
-fn answer(status: u16, body: Option<String>) -> Answer {
+fn answer(status: u16, body: Option<Value>) -> Answer {
     Answer {
         status,
         headers: Map::new(),
@@ -184,7 +180,7 @@ fn process_message(
                 principal: caller.principal.digest(),
                 outcome: &class,
                 duration_ms: started.elapsed().as_secs_f64() * 1000.0,
-                bytes: reply.text.len(),
+                bytes: crate::render::json_len(&reply.value),
                 detail: opted_in.then(|| json!({"arguments": params.get("arguments")})),
                 run_id: run.as_ref().map(|r| r.id.as_str()),
             },
@@ -287,15 +283,15 @@ fn id_of(msg: &Value) -> Value {
 
 /// `chumbo.handle(body, claims)`: one JSON-RPC message for already-verified claims.
 #[pg_extern(name = "handle")]
-fn handle(body: Option<JsonbText>, claims: default!(Option<JsonB>, "NULL")) -> Option<JsonText> {
+fn handle(body: Option<JsonbText>, claims: default!(Option<JsonB>, "NULL")) -> Option<JsonValue> {
     refuse_nested_call();
     session::request_begins();
     let msg = match body.map(|b| parse_body(&b.0)) {
         Some(Ok(v)) => v,
-        Some(Err(e)) => return Some(json_text(jsonrpc::error(&Value::Null, &e.rpc()))),
+        Some(Err(e)) => return Some(JsonValue(jsonrpc::error(&Value::Null, &e.rpc()))),
         None => {
             let e = Error::InvalidRequest("the body is null".into());
-            return Some(json_text(jsonrpc::error(&Value::Null, &e.rpc())));
+            return Some(JsonValue(jsonrpc::error(&Value::Null, &e.rpc())));
         }
     };
     if msg.is_array() {
@@ -303,27 +299,27 @@ fn handle(body: Option<JsonbText>, claims: default!(Option<JsonB>, "NULL")) -> O
             "chumbo.handle takes one message; batches go through chumbo.http (MCP 2025-03-26 only)"
                 .into(),
         );
-        return Some(json_text(jsonrpc::error(&Value::Null, &e.rpc())));
+        return Some(JsonValue(jsonrpc::error(&Value::Null, &e.rpc())));
     }
     let registry = registry::current();
     let caller = match caller_from(&registry, claims.map(|c| c.0), None, None) {
         Ok(c) => c,
         Err(m) => {
             let e = Error::InvalidRequest(m.to_string());
-            return Some(json_text(jsonrpc::error(&id_of(&msg), &e.rpc())));
+            return Some(JsonValue(jsonrpc::error(&id_of(&msg), &e.rpc())));
         }
     };
     // The era is decided by the body; a trusted SQL caller has no headers to cross-check.
     let era = if stateless::is_stateless(&msg, None) {
         match stateless::envelope(&msg) {
             Ok(env) => Era::Stateless(env),
-            Err(e) => return Some(json_text(jsonrpc::error(&id_of(&msg), &e.rpc()))),
+            Err(e) => return Some(JsonValue(jsonrpc::error(&id_of(&msg), &e.rpc()))),
         }
     } else {
         Era::Legacy(Revision::NEWEST)
     };
     let processed = process_message(&registry, &caller, &msg, &era, None, true);
-    processed.reply.map(|r| JsonText(r.text))
+    processed.reply.map(|r| JsonValue(r.value))
 }
 
 fn header<'a>(headers: &'a Map<String, Value>, name: &str) -> Option<&'a str> {
@@ -389,10 +385,7 @@ fn listen(msg: &Value, id: &Value, caller: &Caller, registry: &Registry) -> Answ
 
 /// The answer to a request `e` ends on its own (its status from [Error::status]).
 fn refusal(id: &Value, e: Error, stateless: bool) -> Answer {
-    answer(
-        e.status(stateless),
-        Some(jsonrpc::error(id, &e.rpc()).to_string()),
-    )
+    answer(e.status(stateless), Some(jsonrpc::error(id, &e.rpc())))
 }
 
 /// A credential, by its shape: an API key (`x-api-key`, or a bearer token that starts with
@@ -497,7 +490,7 @@ pub fn process_http(request: &Value, verified_claims: Option<Value>) -> Answer {
                 principal: &principal,
                 outcome: &format!("refused {}", a.status),
                 duration_ms: started.elapsed().as_secs_f64() * 1000.0,
-                bytes: a.body.as_ref().map_or(0, String::len),
+                bytes: a.body.as_ref().map_or(0, crate::render::json_len),
                 detail: None,
                 run_id: None,
             },
@@ -786,7 +779,7 @@ fn dispatch(
 
 /// The HTTP status, headers and body for what the messages produced.
 fn frame(msg: &Value, era: &Era, mut d: Dispatched, resource_metadata: Option<&str>) -> Answer {
-    let scope_refusal = |body: Option<String>, scopes: &[String]| {
+    let scope_refusal = |body: Option<Value>, scopes: &[String]| {
         let mut a = answer(403, body);
         a.headers.insert(
             "www-authenticate".into(),
@@ -800,16 +793,16 @@ fn frame(msg: &Value, era: &Era, mut d: Dispatched, resource_metadata: Option<&s
         };
         let mut a = match reply.error_code {
             Some(_) if !d.missing_scopes.is_empty() => {
-                scope_refusal(Some(reply.text), &d.missing_scopes)
+                scope_refusal(Some(reply.value), &d.missing_scopes)
             }
-            Some(code) => answer(error::status_of_code(code, true), Some(reply.text)),
-            None => answer(200, Some(reply.text)),
+            Some(code) => answer(error::status_of_code(code, true), Some(reply.value)),
+            None => answer(200, Some(reply.value)),
         };
         a.events = d.events;
         return a;
     }
     if !d.missing_scopes.is_empty() && !msg.is_array() {
-        return scope_refusal(d.replies.pop().map(|r| r.text), &d.missing_scopes);
+        return scope_refusal(d.replies.pop().map(|r| r.value), &d.missing_scopes);
     }
     if d.replies.is_empty() {
         return answer(202, None);
@@ -819,11 +812,13 @@ fn frame(msg: &Value, era: &Era, mut d: Dispatched, resource_metadata: Option<&s
         (false, Some(code)) => error::status_of_code(code, false),
         _ => 200,
     };
-    let texts: Vec<String> = d.replies.into_iter().map(|r| r.text).collect();
-    let body = if msg.is_array() {
-        format!("[{}]", texts.join(","))
-    } else {
-        texts.concat()
+    let mut values: Vec<Value> = d.replies.into_iter().map(|r| r.value).collect();
+    let body = match (msg.is_array(), values.pop()) {
+        (false, Some(one)) => one,
+        (_, last) => {
+            values.extend(last);
+            Value::Array(values)
+        }
     };
     let mut a = answer(status, Some(body));
     a.events = d.events;
@@ -842,25 +837,23 @@ fn answer_headers(a: &mut Answer) -> Map<String, Value> {
 }
 
 /// The `{status, headers, body, events, listen?}` object chumbo.http returns, around the body
-/// text as it is.
-fn answer_json(mut a: Answer) -> JsonText {
+/// value as it is.
+fn answer_json(mut a: Answer) -> JsonValue {
     let headers = answer_headers(&mut a);
-    let listen = a
-        .listen
-        .map(|l| format!(",\"listen\":{l}"))
-        .unwrap_or_default();
-    JsonText(format!(
-        "{{\"status\":{},\"headers\":{},\"body\":{},\"events\":{}{listen}}}",
-        a.status,
-        Value::Object(headers),
-        a.body.as_deref().unwrap_or("null"),
-        Value::Array(a.events),
-    ))
+    let mut out = Map::new();
+    out.insert("status".into(), json!(a.status));
+    out.insert("headers".into(), Value::Object(headers));
+    out.insert("body".into(), a.body.unwrap_or(Value::Null));
+    out.insert("events".into(), Value::Array(a.events));
+    if let Some(l) = a.listen {
+        out.insert("listen".into(), l);
+    }
+    JsonValue(Value::Object(out))
 }
 
 /// `chumbo.http(request)`: an HTTP request as JSON in, the HTTP response as JSON out.
 #[pg_extern(name = "http")]
-fn http(request: Option<JsonbText>) -> JsonText {
+fn http(request: Option<JsonbText>) -> JsonValue {
     refuse_nested_call();
     session::request_begins();
     let request = match request.map(|r| serde_json::from_str::<Value>(&r.0)) {
@@ -914,14 +907,15 @@ fn http_parts(
     let headers = Value::Object(answer_headers(&mut a)).to_string();
     let events = (!a.events.is_empty()).then(|| Value::Array(a.events).to_string());
     let listen = a.listen.map(|l| l.to_string());
-    TableIterator::once((i32::from(a.status), headers, a.body, events, listen))
+    let body = a.body.map(|b| b.to_string());
+    TableIterator::once((i32::from(a.status), headers, body, events, listen))
 }
 
 /// `chumbo.mcp(body)`: the PostgREST RPC entry (`POST /rest/v1/rpc/mcp`). PostgREST has already
 /// verified the JWT, switched to its role and set `request.jwt.claims` and `request.headers`; the
 /// HTTP status and headers go back through `response.status` and `response.headers`.
 #[pg_extern(name = "mcp")]
-fn mcp(body: Option<JsonbText>) -> Option<JsonText> {
+fn mcp(body: Option<JsonbText>) -> Option<JsonValue> {
     refuse_nested_call();
     session::request_begins();
     let claims = session::current_setting("request.jwt.claims")
@@ -954,7 +948,7 @@ fn mcp(body: Option<JsonbText>) -> Option<JsonText> {
         let list: Vec<Value> = a.headers.iter().map(|(k, v)| json!({ k: v })).collect();
         session::set_local("response.headers", &Value::Array(list).to_string());
     }
-    a.body.map(JsonText)
+    a.body.map(JsonValue)
 }
 
 #[cfg(any(test, feature = "pg_test"))]
@@ -981,7 +975,6 @@ mod tests {
             Err(a) => {
                 let code = a
                     .body
-                    .and_then(|b| serde_json::from_str::<Value>(&b).ok())
                     .and_then(|b| b.pointer("/error/code").and_then(Value::as_i64))
                     .unwrap_or(0);
                 format!("{} {code}", a.status)

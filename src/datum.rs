@@ -1,6 +1,6 @@
 //! Datum plumbing for chumbo's entry points: jsonb in as text (so a body too deep for serde
-//! becomes a JSON-RPC error rather than an ERROR while converting the argument), jsonb out from
-//! text serialized once (its size is what audit rows record).
+//! becomes a JSON-RPC error rather than an ERROR while converting the argument), jsonb out built
+//! straight from the response value (no JSON text written and parsed again).
 
 use pgrx::pg_sys;
 use pgrx::prelude::*;
@@ -48,21 +48,29 @@ unsafe impl<'fcx> pgrx::callconv::ArgAbi<'fcx> for JsonbText {
     }
 }
 
-/// A jsonb result handed to PostgreSQL as the JSON text we already serialized: responses are
-/// serialized exactly once (their size is what audit events record).
-pub struct JsonText(pub String);
+/// jsonb_in of `text`: raises jsonb_in's own ERROR on what jsonb cannot hold.
+fn jsonb_in(text: String) -> pg_sys::Datum {
+    let text = std::ffi::CString::new(text).expect("serialized JSON has no NUL byte");
+    // SAFETY: a NUL-terminated C string that outlives the call; jsonb_in parses and copies it
+    // into a palloc'd jsonb datum (and raises an ERROR on invalid input).
+    unsafe {
+        pgrx::direct_function_call_as_datum(
+            pg_sys::jsonb_in,
+            &[Some(pg_sys::Datum::from(text.as_ptr()))],
+        )
+    }
+    .expect("jsonb_in returns a datum or raises")
+}
 
-impl pgrx::IntoDatum for JsonText {
+/// A jsonb value without JSON text in between: a result built straight from the response value
+/// the way jsonb_build_object builds one (pushJsonbValue), so the response is never written out
+/// for jsonb_in to parse back; and a jsonb datum (a row of a page) read with jsonb's iterator
+/// instead of printed by jsonb_out for serde to parse.
+pub struct JsonValue(pub serde_json::Value);
+
+impl pgrx::IntoDatum for JsonValue {
     fn into_datum(self) -> Option<pg_sys::Datum> {
-        let text = std::ffi::CString::new(self.0).ok()?;
-        // SAFETY: a NUL-terminated C string that outlives the call; jsonb_in parses and copies it
-        // into a palloc'd jsonb datum (and raises an ERROR on invalid input).
-        unsafe {
-            pgrx::direct_function_call_as_datum(
-                pg_sys::jsonb_in,
-                &[Some(pg_sys::Datum::from(text.as_ptr()))],
-            )
-        }
+        Some(jsonb_of(&self.0))
     }
 
     fn type_oid() -> pg_sys::Oid {
@@ -70,8 +78,20 @@ impl pgrx::IntoDatum for JsonText {
     }
 }
 
-// SAFETY: JsonText returns a jsonb datum built by into_datum, the function's declared result type.
-unsafe impl pgrx::callconv::BoxRet for JsonText {
+impl pgrx::FromDatum for JsonValue {
+    // SAFETY: pgrx passes a datum of a jsonb column or argument, or null.
+    unsafe fn from_polymorphic_datum(
+        datum: pg_sys::Datum,
+        is_null: bool,
+        _: pg_sys::Oid,
+    ) -> Option<Self> {
+        // SAFETY: a non-null jsonb datum, per the caller's contract.
+        (!is_null).then(|| JsonValue(unsafe { value_of_jsonb(datum) }))
+    }
+}
+
+// SAFETY: JsonValue returns a jsonb datum built by into_datum, the function's declared result type.
+unsafe impl pgrx::callconv::BoxRet for JsonValue {
     // SAFETY: pgrx calls this with the fcinfo of the function whose result type is jsonb.
     unsafe fn box_into<'fcx>(
         self,
@@ -84,4 +104,314 @@ unsafe impl pgrx::callconv::BoxRet for JsonText {
         }
     }
 }
-impl_sql_translatable!(JsonText, "jsonb");
+impl_sql_translatable!(JsonValue, "jsonb");
+
+/// The jsonb datum of `v`, the same value jsonb_in gives for `v`'s JSON text.
+pub fn jsonb_of(v: &serde_json::Value) -> pg_sys::Datum {
+    use serde_json::Value;
+    // jsonb cannot hold U+0000 and a scalar document needs the raw-scalar wrapper: both are left
+    // to jsonb_in, which refuses the first with its own error. Neither occurs in a response.
+    if !matches!(v, Value::Object(_) | Value::Array(_)) || has_nul(v) {
+        return jsonb_in(v.to_string());
+    }
+    let mut state: *mut pg_sys::JsonbParseState = std::ptr::null_mut();
+    // SAFETY: every string pointer handed to pushJsonbValue points into `v`, which outlives
+    // JsonbValueToJsonb (the only step that reads them: it copies them into the new datum); the
+    // tokens are balanced by construction, so the last END returns the finished root.
+    unsafe {
+        let root = push(&mut state, v, pg_sys::JsonbIteratorToken::WJB_ELEM);
+        pg_sys::Datum::from(pg_sys::JsonbValueToJsonb(root))
+    }
+}
+
+fn has_nul(v: &serde_json::Value) -> bool {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => s.contains('\0'),
+        Value::Array(a) => a.iter().any(has_nul),
+        Value::Object(m) => m.iter().any(|(k, x)| k.contains('\0') || has_nul(x)),
+        _ => false,
+    }
+}
+
+/// Pushes `v` as the next token `seq` (WJB_ELEM or WJB_VALUE); returns what pushJsonbValue
+/// returned (the finished container after an END).
+///
+/// # Safety
+/// `state` is a parse state built only by these calls, and `v` outlives the datum's assembly.
+unsafe fn push(
+    state: &mut *mut pg_sys::JsonbParseState,
+    v: &serde_json::Value,
+    seq: pg_sys::JsonbIteratorToken::Type,
+) -> *mut pg_sys::JsonbValue {
+    use pg_sys::JsonbIteratorToken as T;
+    use serde_json::Value;
+    let null = std::ptr::null_mut();
+    // SAFETY: per this function's contract.
+    unsafe {
+        match v {
+            Value::Object(m) => {
+                pg_sys::pushJsonbValue(state, T::WJB_BEGIN_OBJECT, null);
+                for (k, x) in m {
+                    let mut key = string(k);
+                    pg_sys::pushJsonbValue(state, T::WJB_KEY, &mut key);
+                    push(state, x, T::WJB_VALUE);
+                }
+                pg_sys::pushJsonbValue(state, T::WJB_END_OBJECT, null)
+            }
+            Value::Array(a) => {
+                pg_sys::pushJsonbValue(state, T::WJB_BEGIN_ARRAY, null);
+                for x in a {
+                    push(state, x, T::WJB_ELEM);
+                }
+                pg_sys::pushJsonbValue(state, T::WJB_END_ARRAY, null)
+            }
+            scalar => {
+                let mut jv = scalar_of(scalar);
+                pg_sys::pushJsonbValue(state, seq, &mut jv)
+            }
+        }
+    }
+}
+
+fn string(s: &str) -> pg_sys::JsonbValue {
+    let mut jv = pg_sys::JsonbValue {
+        type_: pg_sys::jbvType::jbvString,
+        val: pg_sys::JsonbValue__bindgen_ty_1 {
+            string: Default::default(),
+        },
+    };
+    // jsonb strings are far below 2 GiB here: the response is bounded by max_result_bytes.
+    jv.val.string.len = s.len() as core::ffi::c_int;
+    jv.val.string.val = s.as_ptr() as *mut core::ffi::c_char;
+    jv
+}
+
+fn scalar_of(v: &serde_json::Value) -> pg_sys::JsonbValue {
+    use pg_sys::jbvType as J;
+    use serde_json::Value;
+    let of = |type_, val| pg_sys::JsonbValue { type_, val };
+    match v {
+        Value::String(s) => string(s),
+        Value::Bool(b) => of(J::jbvBool, pg_sys::JsonbValue__bindgen_ty_1 { boolean: *b }),
+        Value::Number(n) => {
+            // numeric_in on the number's JSON text: exactly what jsonb_in does with it.
+            let text = std::ffi::CString::new(n.to_string()).expect("a number has no NUL");
+            // SAFETY: numeric_in(cstring, oid, int4) with a valid C string that outlives the call;
+            // it returns a palloc'd Numeric or raises.
+            let numeric = unsafe {
+                pgrx::direct_function_call_as_datum(
+                    pg_sys::numeric_in,
+                    &[
+                        Some(pg_sys::Datum::from(text.as_ptr())),
+                        Some(pg_sys::Datum::from(pg_sys::Oid::INVALID)),
+                        Some(pg_sys::Datum::from(-1i32)),
+                    ],
+                )
+            }
+            .expect("numeric_in returns a datum or raises");
+            of(
+                J::jbvNumeric,
+                pg_sys::JsonbValue__bindgen_ty_1 {
+                    numeric: numeric.cast_mut_ptr(),
+                },
+            )
+        }
+        // Objects and arrays are pushed by `push`; only null is left.
+        _ => of(
+            J::jbvNull,
+            pg_sys::JsonbValue__bindgen_ty_1 { boolean: false },
+        ),
+    }
+}
+
+/// How deep a value read from jsonb may nest (serde_json's parser allows as much).
+const MAX_DEPTH: usize = 128;
+
+/// The value of a jsonb datum, read off its binary form with jsonb's iterator: no JSON text is
+/// printed (jsonb_out) and parsed back (serde). A row of a page passes here once.
+///
+/// # Safety
+/// `datum` is a non-null jsonb datum, valid for the duration of the call.
+pub unsafe fn value_of_jsonb(datum: pg_sys::Datum) -> serde_json::Value {
+    use pg_sys::JsonbIteratorToken as T;
+    use serde_json::{Map, Value};
+    enum Open {
+        /// The elements, and whether this is a raw scalar document's wrapper.
+        Array(Vec<Value>, bool),
+        Object(Map<String, Value>, Option<String>),
+    }
+    // SAFETY: per this function's contract; the detoasted copy (if any) lives in the current
+    // memory context until the call ends, and every string is copied out before it is used.
+    unsafe {
+        // pg_detoast_datum, not the _packed one: Jsonb needs the 4-byte header a short (1-byte
+        // header) datum read from a table does not have.
+        let jb = pg_sys::pg_detoast_datum(datum.cast_mut_ptr()) as *mut pg_sys::Jsonb;
+        let mut it = pg_sys::JsonbIteratorInit(&mut (*jb).root);
+        let mut v: pg_sys::JsonbValue = std::mem::zeroed();
+        let mut stack: Vec<Open> = vec![];
+        let mut done = None;
+        loop {
+            let token = pg_sys::JsonbIteratorNext(&mut it, &mut v, false);
+            let finished = match token {
+                T::WJB_BEGIN_ARRAY => {
+                    stack.push(Open::Array(vec![], v.val.array.rawScalar));
+                    None
+                }
+                T::WJB_BEGIN_OBJECT => {
+                    stack.push(Open::Object(Map::new(), None));
+                    None
+                }
+                T::WJB_KEY => {
+                    if let Some(Open::Object(_, key)) = stack.last_mut() {
+                        *key = Some(text_of(&v));
+                    }
+                    None
+                }
+                T::WJB_VALUE | T::WJB_ELEM => Some(scalar_value(&v)),
+                T::WJB_END_ARRAY | T::WJB_END_OBJECT => match stack.pop() {
+                    // a raw scalar document is a one-element array marked rawScalar
+                    Some(Open::Array(mut a, true)) if a.len() == 1 => a.pop(),
+                    Some(Open::Array(a, _)) => Some(Value::Array(a)),
+                    Some(Open::Object(m, _)) => Some(Value::Object(m)),
+                    None => None,
+                },
+                _ => break,
+            };
+            // serde's own limit: deeper values would make its (recursive) writer and drop
+            // overflow the stack.
+            if stack.len() > MAX_DEPTH {
+                panic!("a JSON value nested deeper than {MAX_DEPTH} levels");
+            }
+            if let Some(x) = finished {
+                match stack.last_mut() {
+                    Some(Open::Array(a, _)) => a.push(x),
+                    Some(Open::Object(m, key)) => {
+                        m.insert(key.take().unwrap_or_default(), x);
+                    }
+                    None => done = Some(x),
+                }
+            }
+        }
+        done.unwrap_or(Value::Null)
+    }
+}
+
+/// A jsonb string's text (UTF-8: the database's encoding, as jsonb_out's text would be).
+///
+/// # Safety
+/// `v` is a jbvString value from the iterator.
+unsafe fn text_of(v: &pg_sys::JsonbValue) -> String {
+    // SAFETY: per this function's contract: val/len describe the string inside the datum.
+    unsafe {
+        let s = v.val.string;
+        let bytes = std::slice::from_raw_parts(s.val as *const u8, s.len as usize);
+        String::from_utf8_lossy(bytes).into_owned()
+    }
+}
+
+/// A scalar from the iterator as a serde value; a number goes through its numeric text, as
+/// jsonb_out would print it.
+///
+/// # Safety
+/// `v` is a scalar value from the iterator.
+unsafe fn scalar_value(v: &pg_sys::JsonbValue) -> serde_json::Value {
+    use pg_sys::jbvType as J;
+    use serde_json::Value;
+    // SAFETY: per this function's contract: the union member read is the one `type_` names.
+    unsafe {
+        match v.type_ {
+            J::jbvString => Value::String(text_of(v)),
+            J::jbvBool => Value::Bool(v.val.boolean),
+            J::jbvNumeric => {
+                let text = pgrx::direct_function_call::<&core::ffi::CStr>(
+                    pg_sys::numeric_out,
+                    &[Some(pg_sys::Datum::from(v.val.numeric))],
+                )
+                .expect("numeric_out returns a string");
+                serde_json::from_str(text.to_str().expect("numeric text is ASCII"))
+                    .expect("numeric_out prints a JSON number")
+            }
+            _ => Value::Null,
+        }
+    }
+}
+
+#[cfg(any(test, feature = "pg_test"))]
+#[pgrx::pg_schema]
+mod tests {
+    use super::*;
+    use serde_json::{json, Value};
+
+    fn samples() -> Vec<Value> {
+        vec![
+            json!({}),
+            json!([]),
+            json!({"a": 1, "b": [true, false, null], "c": {"d": "e"}}),
+            json!([
+                1,
+                -1,
+                0,
+                1.5,
+                -0.25,
+                1e20,
+                12345678901234567i64,
+                u64::MAX,
+                3.0
+            ]),
+            json!({"text": "quote \" backslash \\ tab \t newline \n é ✓ 😀 \u{1}"}),
+            json!({"": "empty key", "zz": 1, "a": 2, "bb": 3, "b": [[], {}, [[1]]]}),
+        ]
+    }
+
+    /// The jsonb built from a value is the one jsonb_in makes of its text.
+    #[pg_test]
+    fn built_jsonb_is_what_jsonb_in_gives() {
+        for v in samples() {
+            let same = Spi::get_one_with_args::<bool>(
+                "select $1 = $2::jsonb and $1::text = $2::jsonb::text",
+                &[JsonValue(v.clone()).into(), v.to_string().into()],
+            )
+            .unwrap();
+            assert_eq!(same, Some(true), "{v}");
+        }
+    }
+
+    /// A value read off jsonb is the one serde makes of jsonb_out's text.
+    #[pg_test]
+    fn read_jsonb_is_what_its_text_gives() {
+        let mut texts: Vec<String> = samples().iter().map(Value::to_string).collect();
+        texts.extend(["\"raw\"", "42", "null", "true", "1.50", "[1.0, 2.000]"].map(String::from));
+        for text in texts {
+            let (read, printed) = Spi::get_two_with_args::<JsonValue, String>(
+                "select $1::jsonb, $1::jsonb::text",
+                &[text.as_str().into()],
+            )
+            .unwrap();
+            let expected: Value = serde_json::from_str(&printed.unwrap()).unwrap();
+            assert_eq!(read.unwrap().0, expected, "{text}");
+        }
+    }
+
+    /// A small jsonb read from a table has a 1-byte varlena header: it must be read as well.
+    #[pg_test]
+    fn stored_short_jsonb_is_read() {
+        Spi::run("create temp table short_jsonb (j jsonb); insert into short_jsonb values ('{\"a\": [1, \"b\"]}')").unwrap();
+        let read = Spi::get_one::<JsonValue>("select j from short_jsonb").unwrap();
+        assert_eq!(read.unwrap().0, json!({"a": [1, "b"]}));
+    }
+
+    /// U+0000 cannot be in jsonb: the response fails with jsonb_in's own error, as before.
+    #[pg_test(error = "unsupported Unicode escape sequence")]
+    fn nul_is_refused_like_jsonb_in_does() {
+        let v = json!({"a": "x\u{0}y"});
+        Spi::get_one_with_args::<bool>("select $1 is null", &[JsonValue(v).into()]).unwrap();
+    }
+
+    /// Reading stops at serde's depth limit instead of building a value too deep to drop.
+    #[pg_test(error = "a JSON value nested deeper than 128 levels")]
+    fn deep_jsonb_is_refused() {
+        let text = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        Spi::get_one_with_args::<JsonValue>("select $1::jsonb", &[text.as_str().into()]).unwrap();
+    }
+}

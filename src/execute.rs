@@ -2,12 +2,12 @@
 //! PostgreSQL's own input functions (as PostgREST does), the function called by its catalog name,
 //! as the caller's role, in a subtransaction. No value ever becomes SQL text.
 
+use crate::datum::JsonValue;
 use crate::pages::{Position, Window};
 use crate::registry::{Caller, Capability};
 use crate::session::{self, CaughtSqlError};
 use crate::types::{quote_ident, ReturnShape};
 use pgrx::prelude::*;
-use pgrx::JsonB;
 use serde_json::{Map, Value};
 
 /// What a capability returned.
@@ -89,12 +89,12 @@ pub fn call<T>(
     finish: impl FnOnce(Returned) -> Result<T, String>,
 ) -> Result<T, CaughtSqlError> {
     let sql = call_sql(cap, args, window);
-    let args_json = JsonB(Value::Object(args.clone()));
+    let args_json = JsonValue(Value::Object(args.clone()));
     // One row more than the page shows: whether another page follows.
     let limit = (window.rows + 1) as i64;
     let (offset, after) = match &window.position {
         Position::Offset(n) => (*n as i64, None),
-        Position::After(key) => (0, Some(JsonB(Value::Object(key.clone())))),
+        Position::After(key) => (0, Some(JsonValue(Value::Object(key.clone())))),
     };
     let (page_rows, page_bytes) = (window.rows, window.bytes);
     let max_bytes = max_bytes.saturating_sub(window.reserve);
@@ -115,7 +115,7 @@ pub fn call<T>(
             if !returns_set {
                 let mut one = None;
                 for row in table {
-                    one = row.get::<JsonB>(1)?.map(|j| j.0);
+                    one = row.get::<JsonValue>(1)?.map(|j| j.0);
                 }
                 return Ok::<_, pgrx::spi::Error>(Returned::One(one));
             }
@@ -123,8 +123,8 @@ pub fn call<T>(
             // read); the events the call raised count against the result's hard bound.
             let (mut rows, mut bytes, mut more) = (vec![], 0usize, false);
             for row in table {
-                let v = row.get::<JsonB>(1)?.map(|j| j.0).unwrap_or(Value::Null);
-                bytes += v.to_string().len() + 1;
+                let v = row.get::<JsonValue>(1)?.map(|j| j.0).unwrap_or(Value::Null);
+                bytes += crate::render::json_len(&v) + 1;
                 let full = rows.len() >= page_rows || bytes > page_bytes;
                 if !rows.is_empty() && (full || bytes + crate::events::bytes() > max_bytes) {
                     more = true;

@@ -215,10 +215,10 @@ impl Page<'_> {
             let position = if self.window.order_by.is_empty() {
                 Position::Offset(first.unwrap_or(1) - 1 + self.rows.len() as u64)
             } else {
-                let last = self.rows.last().cloned().unwrap_or_default();
+                let last = self.rows.last();
                 let mut key = Map::new();
                 for c in &self.window.order_by {
-                    match last.get(c) {
+                    match last.and_then(|r| r.get(c)) {
                         Some(v) if !v.is_null() => {
                             key.insert(c.clone(), v.clone());
                         }
@@ -239,8 +239,12 @@ impl Page<'_> {
             Some(f) => crate::render::with_function(f, &self.rows)?,
             None => crate::render::rows(&self.rows),
         };
-        let mut structured = json!({"rows": self.rows});
+        // moved, not copied (json! would serialize the rows into a new value)
         let n = self.rows.len();
+        let mut structured = Value::Object(Map::from_iter([(
+            "rows".to_string(),
+            Value::Array(self.rows),
+        )]));
         let span = match first {
             Some(f) if n > 0 => format!("rows {f}-{}", f + n as u64 - 1),
             _ => format!("{n} row{}", if n == 1 { "" } else { "s" }),
@@ -264,7 +268,10 @@ impl Page<'_> {
         let text = if body.is_empty() {
             footer
         } else {
-            format!("{body}\n\n{footer}")
+            let mut text = body;
+            text.push_str("\n\n");
+            text.push_str(&footer);
+            text
         };
         Ok((text, structured))
     }
@@ -287,7 +294,7 @@ pub fn start(
     if !is_paged(cap) {
         return Ok(first(cap, s));
     }
-    let reserve = FOOTER_BYTES + Value::Object(args.clone()).to_string().len();
+    let reserve = FOOTER_BYTES + crate::render::json_len(&*args);
     let Some(cursor) = args.remove(CURSOR) else {
         return Ok(Window {
             reserve,

@@ -36,7 +36,11 @@ fn resolve(func: &str, args: &str) -> Option<String> {
 fn value_of(returned: Returned) -> Value {
     match returned {
         Returned::One(v) => v.unwrap_or(Value::Null),
-        Returned::Rows { rows, more } => json!({"rows": rows, "more": more}),
+        // moved, not copied (json! would serialize the rows into a new value)
+        Returned::Rows { rows, more } => Value::Object(serde_json::Map::from_iter([
+            ("rows".to_string(), Value::Array(rows)),
+            ("more".to_string(), Value::Bool(more)),
+        ])),
     }
 }
 

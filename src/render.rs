@@ -7,23 +7,49 @@ use pgrx::prelude::*;
 use pgrx::JsonB;
 use serde_json::Value;
 
-/// The default text of `rows`: "" for none.
+/// The default text of `rows`: "" for none. Written straight into one buffer (this runs on every
+/// page of every call): the table first, JSON lines only when they are shorter.
 pub fn rows(rows: &[Value]) -> String {
     if rows.is_empty() {
         return String::new();
     }
-    let lines = json_lines(rows);
+    // JSON lines' length without writing them: the rows' compact sizes plus the line breaks.
+    let lines_len = rows.iter().map(json_len).sum::<usize>() + rows.len() - 1;
     match markdown(rows) {
-        Some(table) if table.len() < lines.len() => table,
-        _ => lines,
+        Some(table) if table.len() < lines_len => table,
+        _ => json_lines(rows, lines_len),
     }
 }
 
-fn json_lines(rows: &[Value]) -> String {
-    rows.iter()
-        .map(Value::to_string)
-        .collect::<Vec<_>>()
-        .join("\n")
+/// The compact JSON size of `v`, counted without building the text.
+pub fn json_len(v: &(impl serde::Serialize + ?Sized)) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0 += b.len();
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    // Writing JSON into a sink that never fails cannot fail.
+    let _ = serde_json::to_writer(&mut c, v);
+    c.0
+}
+
+fn json_lines(rows: &[Value], len: usize) -> String {
+    let mut out = Vec::with_capacity(len);
+    for (i, r) in rows.iter().enumerate() {
+        if i > 0 {
+            out.push(b'\n');
+        }
+        // Writing a Value into a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut out, r);
+    }
+    // serde_json writes UTF-8.
+    String::from_utf8(out).unwrap_or_default()
 }
 
 /// A Markdown table, when every row is an object (columns in order of first appearance).
@@ -39,32 +65,53 @@ fn markdown(rows: &[Value]) -> Option<String> {
     if columns.is_empty() {
         return None;
     }
-    let line = |cells: Vec<String>| format!("| {} |", cells.join(" | "));
-    let mut out = vec![
-        line(columns.iter().map(|c| cell_text(c)).collect()),
-        line(columns.iter().map(|_| "---".to_string()).collect()),
-    ];
-    for r in rows {
-        out.push(line(
-            columns
-                .iter()
-                .map(|c| match r.get(*c) {
-                    None | Some(Value::Null) => String::new(),
-                    Some(Value::String(s)) => cell_text(s),
-                    Some(v) => cell_text(&v.to_string()),
-                })
-                .collect(),
-        ));
+    let mut out = String::with_capacity(64 * (rows.len() + 2));
+    out.push('|');
+    for c in &columns {
+        out.push(' ');
+        push_cell(&mut out, c);
+        out.push_str(" |");
     }
-    Some(out.join("\n"))
+    out.push_str("\n|");
+    for _ in &columns {
+        out.push_str(" --- |");
+    }
+    for r in rows {
+        out.push_str("\n|");
+        for c in &columns {
+            out.push(' ');
+            match r.get(*c) {
+                None | Some(Value::Null) => {}
+                Some(Value::String(s)) => push_cell(&mut out, s),
+                Some(v) => push_cell(&mut out, &v.to_string()),
+            }
+            out.push_str(" |");
+        }
+    }
+    Some(out)
 }
 
 /// A table cell: pipes escaped, line breaks as `<br>` (a cell is one line).
-fn cell_text(s: &str) -> String {
-    s.replace('\\', "\\\\")
-        .replace('|', "\\|")
-        .replace("\r\n", "<br>")
-        .replace(['\n', '\r'], "<br>")
+fn push_cell(out: &mut String, s: &str) {
+    if !s.contains(['\\', '|', '\r', '\n']) {
+        out.push_str(s);
+        return;
+    }
+    let mut chars = s.chars().peekable();
+    while let Some(ch) = chars.next() {
+        match ch {
+            '\\' => out.push_str("\\\\"),
+            '|' => out.push_str("\\|"),
+            '\r' => {
+                if chars.peek() == Some(&'\n') {
+                    chars.next();
+                }
+                out.push_str("<br>");
+            }
+            '\n' => out.push_str("<br>"),
+            c => out.push(c),
+        }
+    }
 }
 
 /// The text the tool's renderer `func` writes for `rows`. Runs inside the call (as the caller,
@@ -121,6 +168,24 @@ mod tests {
         let r: Vec<Value> = (1..=20).map(|i| json!({"id": i, "name": "n"})).collect();
         assert!(rows(&r).starts_with("| id | name |"));
         assert!(rows(&r[..1]).starts_with('{'));
+    }
+
+    /// The one-buffer writers give what the plain ones gave: compact JSON lines, cells escaped.
+    #[pgrx::pg_test]
+    fn buffered_text_matches_plain_text() {
+        let r = vec![
+            json!({"a": "x\\y|z\r\nw\rv", "b": [1, {"c": "d"}], "n": 1.5}),
+            json!({"a": null, "m": true}),
+        ];
+        let lines: Vec<String> = r.iter().map(Value::to_string).collect();
+        assert_eq!(json_lines(&r, 0), lines.join("\n"));
+        for v in &r {
+            assert_eq!(json_len(v), v.to_string().len());
+        }
+        assert_eq!(
+            markdown(&r).unwrap(),
+            "| a | b | n | m |\n| --- | --- | --- | --- |\n| x\\\\y\\|z<br>w<br>v | [1,{\"c\":\"d\"}] | 1.5 |  |\n|  |  |  | true |"
+        );
     }
 
     #[pgrx::pg_test]

@@ -84,9 +84,11 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
             )))
         }
     };
-    {
+    // The arguments are checked in place (no copy); the errors are listed only when there are any.
+    let instance = Value::Object(args);
+    if !validator.is_valid(&instance) {
         let problems: Vec<String> = validator
-            .iter_errors(&Value::Object(args.clone()))
+            .iter_errors(&instance)
             .take(10)
             .map(|e| {
                 let at = e.instance_path().to_string();
@@ -97,14 +99,15 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
                 }
             })
             .collect();
-        if !problems.is_empty() {
-            return Ok(tool_error(format!(
-                "Invalid arguments for {}: {}",
-                cap.name,
-                problems.join("; ")
-            )));
-        }
+        return Ok(tool_error(format!(
+            "Invalid arguments for {}: {}",
+            cap.name,
+            problems.join("; ")
+        )));
     }
+    let Value::Object(args) = instance else {
+        unreachable!("built as an object just above")
+    };
     // the execution predicate and approval (src/approval.rs), before every run
     let gate = approval::Call {
         registry: ctx.registry,
@@ -187,7 +190,7 @@ fn tool_result(
             let s = if v.is_object() {
                 v
             } else {
-                json!({"result": v})
+                Value::Object(Map::from_iter([("result".to_string(), v)]))
             };
             (s.to_string(), Some(s))
         }
@@ -211,7 +214,9 @@ fn tool_result(
             ));
         }
     }
-    let mut result = json!({"content": [{"type": "text", "text": text}]});
+    let mut result = json!({"content": [{"type": "text", "text": Value::Null}]});
+    // moved in (json! would copy the text)
+    result["content"][0]["text"] = Value::String(text);
     if let Some(s) = structured {
         if ctx.era.has_structured_content() {
             result["structuredContent"] = s;

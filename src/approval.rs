@@ -87,7 +87,9 @@ pub fn gate(call: &Call, cap: &Capability, mut args: Map<String, Value>) -> Gate
                     outcome: decision,
                     duration_ms: 0.0,
                     bytes: 0,
-                    detail: Some(json!({"via": via, "arguments_sha256": policy::arguments_digest(&args), "reason": reason})),
+                    detail: Some(
+                        json!({"via": via, "arguments_sha256": policy::arguments_digest(&args), "reason": reason}),
+                    ),
                     run_id: None,
                 },
             );

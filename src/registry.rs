@@ -54,13 +54,16 @@ pub struct Capability {
     pub name: String,
     pub kind: Kind,
     pub description: Option<String>,
-    pub meta: Metadata,
+    /// Its `params` and `inputSchema` are taken out at reflection: what they say is in `params`
+    /// and `input_schema` (kept, they were the largest part of a cached tool).
+    pub meta: Box<Metadata>,
     pub params: Vec<Param>,
-    pub input_schema: Value,
-    /// Compiled on first use: a DDL change must not recompile every tool's schema.
-    validator: std::cell::OnceCell<Result<jsonschema::Validator, String>>,
+    pub input_schema: SchemaText,
+    /// Compiled on first use: a DDL change must not recompile every tool's schema. Boxed, like
+    /// the output validator: most tools never fill the slot.
+    validator: std::cell::OnceCell<Result<Box<jsonschema::Validator>, String>>,
     /// The declared outputSchema, compiled once.
-    pub output_validator: Option<jsonschema::Validator>,
+    pub output_validator: Option<Box<jsonschema::Validator>>,
     pub returns: ReturnShape,
     pub returns_set: bool,
     pub read_only: bool,
@@ -137,10 +140,56 @@ impl Capability {
                 jsonschema::options()
                     .should_validate_formats(true)
                     .build(&self.input_schema)
+                    .map(Box::new)
                     .map_err(|e| e.to_string())
             })
-            .as_ref()
+            .as_deref()
             .map_err(String::as_str)
+    }
+}
+
+/// A capability's input schema, kept as its JSON text: a parsed tree costs several KB per tool
+/// (a BTreeMap node per object) and tools/list only copies it out. Parsed, and kept parsed, when a
+/// call first needs it (argument validation, parameter headers); serializing it (tools/list)
+/// parses a temporary copy, so listing every tool does not grow the cache.
+pub struct SchemaText {
+    text: Box<str>,
+    parsed: std::cell::OnceCell<Value>,
+}
+
+impl SchemaText {
+    fn new(schema: &Value) -> Self {
+        SchemaText {
+            text: schema.to_string().into_boxed_str(),
+            parsed: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn parse(&self) -> Value {
+        // Written by SchemaText::new from a Value: it parses.
+        serde_json::from_str(&self.text).unwrap_or(Value::Null)
+    }
+}
+
+impl std::ops::Deref for SchemaText {
+    type Target = Value;
+    fn deref(&self) -> &Value {
+        self.parsed.get_or_init(|| self.parse())
+    }
+}
+
+impl serde::Serialize for SchemaText {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.parsed.get() {
+            Some(v) => v.serialize(s),
+            None => self.parse().serialize(s),
+        }
+    }
+}
+
+impl std::fmt::Debug for SchemaText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
     }
 }
 
@@ -685,6 +734,9 @@ fn reflect(f: &ReflectedFunction, overloaded: bool) -> (Entry, Option<Capability
         }
     }
 
+    // Derivable from params and input_schema now; a BTreeMap of ParamMeta is ~3 KB per tool.
+    declared.meta.params = Default::default();
+    declared.meta.input_schema = None;
     let oid = pg_sys::Oid::from(f.oid);
     let entry = Entry {
         identity: f.identity.clone(),
@@ -703,9 +755,9 @@ fn reflect(f: &ReflectedFunction, overloaded: bool) -> (Entry, Option<Capability
         kind: declared.kind,
         description: declared.description,
         read_only: matches!(f.volatility.as_str(), "s" | "i"),
-        meta: declared.meta,
+        meta: Box::new(declared.meta),
         params,
-        input_schema,
+        input_schema: SchemaText::new(&input_schema),
         validator: std::cell::OnceCell::new(),
         output_validator,
         returns: types::return_shape(&f.return_type),
@@ -916,10 +968,10 @@ fn check_template(t: &UriTemplate, params: &[Param], found: &mut Findings) {
 }
 
 /// The declared outputSchema, compiled.
-fn output_validator(meta: &Metadata, found: &mut Findings) -> Option<jsonschema::Validator> {
+fn output_validator(meta: &Metadata, found: &mut Findings) -> Option<Box<jsonschema::Validator>> {
     let schema = meta.output_schema.as_ref()?;
     match jsonschema::validator_for(&Value::Object(schema.clone())) {
-        Ok(v) => Some(v),
+        Ok(v) => Some(Box::new(v)),
         Err(_) => {
             found.problems.push(Problem::InvalidOutputSchema);
             None
@@ -1263,7 +1315,7 @@ mod tests {
             ]
         );
         assert_eq!(
-            add.input_schema,
+            *add.input_schema,
             json!({
                 "type": "object",
                 "properties": {
@@ -1294,7 +1346,7 @@ mod tests {
             assert!(!c.read_only, "{name}");
         }
         assert_eq!(
-            cap("result").input_schema,
+            *cap("result").input_schema,
             json!({"type": "object", "properties": {}, "additionalProperties": false})
         );
     }
@@ -1328,7 +1380,7 @@ mod tests {
                 c.kind,
                 c.description,
                 serde_json::to_string(&c.meta).unwrap(),
-                c.input_schema,
+                *c.input_schema,
                 params,
                 c.read_only,
                 c.returns_set,

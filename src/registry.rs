@@ -1397,7 +1397,8 @@ mod tests {
     /// A registry built from the previous one after each change (reusing what did not change)
     /// says exactly what one built from scratch says: functions created, re-commented, renamed,
     /// re-granted, overloaded and dropped, types renamed and extended, a policy function that
-    /// appears later, several changes of one row in one transaction (this test is one).
+    /// appears later, several changes of one row in one transaction (this test is one); enum
+    /// labels, type and schema names reached through arrays and domains.
     #[pgrx::pg_test]
     fn incremental_builds_equal_full_builds() {
         Spi::run(
@@ -1426,6 +1427,18 @@ mod tests {
             "comment on function mcp.a2 is null",
             "drop function mcp.b",
             "create function mcp.b(c public.colour, d int default 1) returns text language sql as 'select 3'",
+            // Types are stamped by their catalog rows (sql/reflect_types.sql): each change below
+            // moves a row only a type named through an array, a domain or a schema shows.
+            "create schema s1;
+             create type s1.mood as enum ('calm');
+             create domain public.shade as public.colour;
+             create function mcp.c(cs public.colour[], s public.shade, m s1.mood[]) returns text language sql as 'select 4'",
+            "alter type public.colour add value 'green'",
+            "alter type public.colour rename value 'red' to 'rouge'",
+            "alter type s1.mood add value 'glad'",
+            "alter schema s1 rename to s2",
+            "alter type s2.mood rename to feeling",
+            "alter domain public.shade rename to tint",
         ];
         let mut registry = build(0, None);
         for step in steps {

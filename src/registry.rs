@@ -54,13 +54,16 @@ pub struct Capability {
     pub name: String,
     pub kind: Kind,
     pub description: Option<String>,
-    pub meta: Metadata,
+    /// Its `params` and `inputSchema` are taken out at reflection: what they say is in `params`
+    /// and `input_schema` (kept, they were the largest part of a cached tool).
+    pub meta: Box<Metadata>,
     pub params: Vec<Param>,
-    pub input_schema: Value,
-    /// Compiled on first use: a DDL change must not recompile every tool's schema.
-    validator: std::cell::OnceCell<Result<jsonschema::Validator, String>>,
+    pub input_schema: SchemaText,
+    /// Compiled on first use: a DDL change must not recompile every tool's schema. Boxed, like
+    /// the output validator: most tools never fill the slot.
+    validator: std::cell::OnceCell<Result<Box<jsonschema::Validator>, String>>,
     /// The declared outputSchema, compiled once.
-    pub output_validator: Option<jsonschema::Validator>,
+    pub output_validator: Option<Box<jsonschema::Validator>>,
     pub returns: ReturnShape,
     pub returns_set: bool,
     pub read_only: bool,
@@ -137,10 +140,56 @@ impl Capability {
                 jsonschema::options()
                     .should_validate_formats(true)
                     .build(&self.input_schema)
+                    .map(Box::new)
                     .map_err(|e| e.to_string())
             })
-            .as_ref()
+            .as_deref()
             .map_err(String::as_str)
+    }
+}
+
+/// A capability's input schema, kept as its JSON text: a parsed tree costs several KB per tool
+/// (a BTreeMap node per object) and tools/list only copies it out. Parsed, and kept parsed, when a
+/// call first needs it (argument validation, parameter headers); serializing it (tools/list)
+/// parses a temporary copy, so listing every tool does not grow the cache.
+pub struct SchemaText {
+    text: Box<str>,
+    parsed: std::cell::OnceCell<Value>,
+}
+
+impl SchemaText {
+    fn new(schema: &Value) -> Self {
+        SchemaText {
+            text: schema.to_string().into_boxed_str(),
+            parsed: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn parse(&self) -> Value {
+        // Written by SchemaText::new from a Value: it parses.
+        serde_json::from_str(&self.text).unwrap_or(Value::Null)
+    }
+}
+
+impl std::ops::Deref for SchemaText {
+    type Target = Value;
+    fn deref(&self) -> &Value {
+        self.parsed.get_or_init(|| self.parse())
+    }
+}
+
+impl serde::Serialize for SchemaText {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self.parsed.get() {
+            Some(v) => v.serialize(s),
+            None => self.parse().serialize(s),
+        }
+    }
+}
+
+impl std::fmt::Debug for SchemaText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
     }
 }
 
@@ -687,6 +736,9 @@ fn reflect(f: &ReflectedFunction, overloaded: bool) -> (Entry, Option<Capability
         }
     }
 
+    // Derivable from params and input_schema now; a BTreeMap of ParamMeta is ~3 KB per tool.
+    declared.meta.params = Default::default();
+    declared.meta.input_schema = None;
     let oid = pg_sys::Oid::from(f.oid);
     let entry = Entry {
         identity: f.identity.clone(),
@@ -705,9 +757,9 @@ fn reflect(f: &ReflectedFunction, overloaded: bool) -> (Entry, Option<Capability
         kind: declared.kind,
         description: declared.description,
         read_only: matches!(f.volatility.as_str(), "s" | "i"),
-        meta: declared.meta,
+        meta: Box::new(declared.meta),
         params,
-        input_schema,
+        input_schema: SchemaText::new(&input_schema),
         validator: std::cell::OnceCell::new(),
         output_validator,
         returns: types::return_shape(&f.return_type),
@@ -918,10 +970,10 @@ fn check_template(t: &UriTemplate, params: &[Param], found: &mut Findings) {
 }
 
 /// The declared outputSchema, compiled.
-fn output_validator(meta: &Metadata, found: &mut Findings) -> Option<jsonschema::Validator> {
+fn output_validator(meta: &Metadata, found: &mut Findings) -> Option<Box<jsonschema::Validator>> {
     let schema = meta.output_schema.as_ref()?;
     match jsonschema::validator_for(&Value::Object(schema.clone())) {
-        Ok(v) => Some(v),
+        Ok(v) => Some(Box::new(v)),
         Err(_) => {
             found.problems.push(Problem::InvalidOutputSchema);
             None
@@ -1265,7 +1317,7 @@ mod tests {
             ]
         );
         assert_eq!(
-            add.input_schema,
+            *add.input_schema,
             json!({
                 "type": "object",
                 "properties": {
@@ -1296,7 +1348,7 @@ mod tests {
             assert!(!c.read_only, "{name}");
         }
         assert_eq!(
-            cap("result").input_schema,
+            *cap("result").input_schema,
             json!({"type": "object", "properties": {}, "additionalProperties": false})
         );
     }
@@ -1330,7 +1382,7 @@ mod tests {
                 c.kind,
                 c.description,
                 serde_json::to_string(&c.meta).unwrap(),
-                c.input_schema,
+                *c.input_schema,
                 params,
                 c.read_only,
                 c.returns_set,
@@ -1347,7 +1399,8 @@ mod tests {
     /// A registry built from the previous one after each change (reusing what did not change)
     /// says exactly what one built from scratch says: functions created, re-commented, renamed,
     /// re-granted, overloaded and dropped, types renamed and extended, a policy function that
-    /// appears later, several changes of one row in one transaction (this test is one).
+    /// appears later, several changes of one row in one transaction (this test is one); enum
+    /// labels, type and schema names reached through arrays and domains.
     #[pgrx::pg_test]
     fn incremental_builds_equal_full_builds() {
         Spi::run(
@@ -1376,6 +1429,18 @@ mod tests {
             "comment on function mcp.a2 is null",
             "drop function mcp.b",
             "create function mcp.b(c public.colour, d int default 1) returns text language sql as 'select 3'",
+            // Types are stamped by their catalog rows (sql/reflect_types.sql): each change below
+            // moves a row only a type named through an array, a domain or a schema shows.
+            "create schema s1;
+             create type s1.mood as enum ('calm');
+             create domain public.shade as public.colour;
+             create function mcp.c(cs public.colour[], s public.shade, m s1.mood[]) returns text language sql as 'select 4'",
+            "alter type public.colour add value 'green'",
+            "alter type public.colour rename value 'red' to 'rouge'",
+            "alter type s1.mood add value 'glad'",
+            "alter schema s1 rename to s2",
+            "alter type s2.mood rename to feeling",
+            "alter domain public.shade rename to tint",
         ];
         let mut registry = build(0, None);
         for step in steps {
@@ -1409,8 +1474,9 @@ mod tests {
         let many = build(0, Some(&empty));
         assert_eq!(many.capabilities.len(), empty.capabilities.len() + 200);
         let per_tool = (many.bytes - empty.bytes) / 200;
+        // About 2 KB (bench: 2.1 KB a tool); schemas and metadata kept as Value trees made it 8.6 KB.
         assert!(
-            (300..20_000).contains(&per_tool),
+            (300..4_000).contains(&per_tool),
             "{per_tool} bytes per tool"
         );
         // reused reflections are counted as well

@@ -9,6 +9,7 @@ use pgrx::JsonB;
 use serde_json::{json, Value};
 use sha2::Sha256;
 use std::cell::RefCell;
+use std::collections::HashMap;
 
 #[derive(Clone, Debug)]
 pub struct Principal {
@@ -83,17 +84,47 @@ impl Principal {
     }
 }
 
+/// Digests already computed in this backend, for one deployment key: a pooled connection serves
+/// the same few principals call after call, and the HMAC was a fixed cost of every request.
+/// Bounded: cleared when full, and when the key changes.
+const MAX_DIGESTS: usize = 1024;
+
+thread_local! {
+    static DIGESTS: RefCell<(Vec<u8>, HashMap<String, String>)> = RefCell::new((Vec::new(), HashMap::new()));
+}
+
 /// Digests are a different use of the deployment key than state partitions: domain-separated.
 fn keyed_hex(key: &[u8], basis: &str) -> String {
-    let mut mac =
-        <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("HMAC takes any key length");
-    mac.update(b"chumbo principal digest\x01");
-    mac.update(basis.as_bytes());
-    hex(&mac.finalize().into_bytes())
+    DIGESTS.with(|d| {
+        let (cached_key, digests) = &mut *d.borrow_mut();
+        if cached_key.as_slice() != key {
+            *cached_key = key.to_vec();
+            digests.clear();
+        }
+        if let Some(digest) = digests.get(basis) {
+            return digest.clone();
+        }
+        let mut mac =
+            <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("HMAC takes any key length");
+        mac.update(b"chumbo principal digest\x01");
+        mac.update(basis.as_bytes());
+        let digest = hex(&mac.finalize().into_bytes());
+        if digests.len() >= MAX_DIGESTS {
+            digests.clear();
+        }
+        digests.insert(basis.to_string(), digest.clone());
+        digest
+    })
 }
 
 pub fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push(DIGITS[(b >> 4) as usize] as char);
+        s.push(DIGITS[(b & 15) as usize] as char);
+    }
+    s
 }
 
 thread_local! {

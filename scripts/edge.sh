@@ -9,6 +9,9 @@
 #   CHUMBO_PORT               port (default 54321); the edge binds 127.0.0.1 and ::1
 #   CHUMBO_EDGE_ID            name of the pid/log files (default edge -> .chumbo/edge.pid, .chumbo/edge.log),
 #                             so tests can run a second edge next to the dev one
+#   CHUMBO_EDGE_V8_FLAGS      V8 flags for the edge (default below: a young generation large enough
+#                             that a call's short-lived objects die young; see bench/analysis.md).
+#                             The Supabase runtime does not take V8 flags: there it runs with its own.
 #   CHUMBO_PUBLIC_URL, CHUMBO_AUTHORIZATION_SERVERS, CHUMBO_ALLOWED_*, CHUMBO_DB_*, ...: passed through
 #                             (see the header of supabase/functions/mcp/index.ts)
 set -euo pipefail
@@ -25,6 +28,8 @@ export CHUMBO_PUBLIC_URL="${CHUMBO_PUBLIC_URL:-http://localhost:$PORT/functions/
 if [[ -z "${CHUMBO_AUTHORIZATION_SERVERS:-}" && -z "${SUPABASE_URL:-}" ]]; then
   export CHUMBO_AUTHORIZATION_SERVERS="${CHUMBO_DEV_ISSUER:-https://chumbo-dev-issuer.invalid}"
 fi
+
+EDGE_V8_FLAGS="--max-semi-space-size=32"
 
 stop() {
   if [[ -f "$PIDFILE" ]]; then
@@ -46,10 +51,10 @@ start() {
   fi
   [[ -n "${EDGE_DATABASE_URL:-}" ]] || die "edge.sh: set EDGE_DATABASE_URL (login role chumbo_edge)"
   command -v deno >/dev/null || die "edge.sh: deno not found (scripts/setup.sh installs it into tools/)"
-  local listen=127.0.0.1
+  local listen=127.0.0.1 v8="${CHUMBO_EDGE_V8_FLAGS-$EDGE_V8_FLAGS}"
   [[ -e /proc/net/if_inet6 ]] && listen="127.0.0.1,::1"
   DATABASE_URL="$EDGE_DATABASE_URL" CHUMBO_LISTEN="$listen" \
-    setsid nohup deno run --allow-env --allow-net --frozen --config "$FN/deno.json" "$FN/index.ts" \
+    setsid nohup deno run --allow-env --allow-net --frozen --config "$FN/deno.json" ${v8:+"--v8-flags=$v8"} "$FN/index.ts" \
     >"$LOGFILE" 2>&1 </dev/null &
   echo $! >"$PIDFILE"
   for _ in $(seq 300); do   # 60 s: a cold Deno cache downloads postgres.js first

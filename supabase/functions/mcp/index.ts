@@ -159,9 +159,10 @@ function tokenKid(authorization: string | null): string | null {
 
 async function refreshJwks(authorization: string | null) {
   if (!JWKS_URL || !sql) return;
-  const kid = tokenKid(authorization);
   const age = Date.now() - jwks.at;
-  if (age < 3600_000 && (kid === null || jwks.kids.has(kid) || age < JWKS_MIN_REFRESH_MS)) return;
+  if (age < JWKS_MIN_REFRESH_MS && age < 3600_000) return; // before reading the kid: the hot path
+  const kid = tokenKid(authorization);
+  if (age < 3600_000 && (kid === null || jwks.kids.has(kid))) return;
   jwks.pending ??= (async () => {
     try {
       const set = await (await fetch(JWKS_URL)).json();
@@ -190,15 +191,23 @@ function json(status: number, body: unknown, headers: HeadersInit = {}) {
 const rpcError = (status: number, message: string, code = -32000) =>
   json(status, { jsonrpc: "2.0", id: null, error: { code, message } });
 
+// The verdict per Host value (a URL parse each is the costly part); bounded, since clients choose it.
+const hostVerdicts = new Map<string, boolean>();
 function hostAllowed(req: Request): boolean {
   if (ALLOWED_HOSTS.has("*")) return true;
   const host = req.headers.get("host");
   if (!host) return true; // HTTP/1.0 or an in-process call: nothing to rebind
-  try {
-    return ALLOWED_HOSTS.has(new URL(`http://${host}`).hostname.toLowerCase());
-  } catch {
-    return false;
+  let ok = hostVerdicts.get(host);
+  if (ok === undefined) {
+    try {
+      ok = ALLOWED_HOSTS.has(new URL(`http://${host}`).hostname.toLowerCase());
+    } catch {
+      ok = false;
+    }
+    if (hostVerdicts.size >= 256) hostVerdicts.clear();
+    hostVerdicts.set(host, ok);
   }
+  return ok;
 }
 
 /** Exact origin match (scheme, host and port): a page on another port of the same host is
@@ -241,6 +250,7 @@ function protectedResourceMetadata(): Response {
   return json(200, meta, { "access-control-allow-origin": "*", "cache-control": "public, max-age=300" });
 }
 
+const utf8 = new TextDecoder();
 /** The body as text; "too large" beyond the limit, "timeout" when it is not complete in time. */
 async function readBody(req: Request): Promise<string | "too large" | "timeout"> {
   if (Number(req.headers.get("content-length") ?? 0) > MAX_BODY) return "too large";
@@ -263,10 +273,11 @@ async function readBody(req: Request): Promise<string | "too large" | "timeout">
     clearTimeout(timer);
     reader.cancel().catch(() => {}); // a no-op after the end; else stop reading
   }
+  if (chunks.length === 1) return utf8.decode(chunks[0]);
   const all = new Uint8Array(size);
   let at = 0;
   for (const c of chunks) all.set(c, (at += c.length) - c.length);
-  return new TextDecoder().decode(all);
+  return utf8.decode(all);
 }
 
 // What the database says about an acknowledged listen request. principal, version, expires_at and
@@ -283,7 +294,7 @@ type Listen = {
 type HttpResult = {
   status: number;
   headers?: Record<string, string>;
-  body?: string | null; // JSON text, forwarded as it is
+  body?: Uint8Array<ArrayBuffer> | null; // JSON text (UTF-8), forwarded as it is
   events?: unknown[];
   listen?: Listen;
 };
@@ -297,29 +308,68 @@ function httpRequest(req: Request, path: string, body: string, client?: string):
   return { method: req.method, path, headers, body, resource: PUBLIC_URL, resource_metadata: PRM_URL, client };
 }
 
-/** One chumbo.http_parts call. When `signal` aborts (the HTTP client went away), the running SQL is
- * cancelled (a protocol-level cancel request, so it works through pgbouncer too). */
+/** Send the cancel request for a query; resolves once the server closed the cancel connection,
+ * which it does after it signalled the backend. query.cancel() drops that promise; the canceller
+ * it calls (postgres.js 3.4.9, pinned in deno.lock) returns it. */
+function cancelRequest(query: object): Promise<unknown> {
+  const q = query as { canceller?: ((q: object) => Promise<unknown>) | null; cancel(): void };
+  const canceller = q.canceller;
+  if (typeof canceller !== "function") return Promise.resolve(q.cancel());
+  q.canceller = null;
+  return canceller(query).catch(() => {});
+}
+
+/** One chumbo.http_parts call, on a pool connection reserved for it. When `signal` aborts (the HTTP
+ * client went away) while the call is in flight, it is cancelled (a protocol-level cancel request,
+ * so it works through pgbouncer too). A cancel request names a backend, not a query: sent after the
+ * call finished, or delivered after the connection moved on to the next call, it would cancel that
+ * one. So the connection runs this call alone (no pipelining behind it), a cancel goes out only
+ * before the answer arrived (a backend that is idle by then ignores it), and the connection returns
+ * to the pool only once the cancel request was delivered. */
 async function callHttp(request: HttpRequest, signal?: AbortSignal): Promise<HttpResult> {
   // The body goes as its own text parameter and comes back as text: neither is escaped into a
   // JSON string, nor parsed into jsonb and printed again on the way.
   const { body, ...rest } = request;
   const text = typeof body === "string" ? body : null;
-  const query = sql!`select status, headers, body, events, listen
-                       from chumbo.http_parts(${JSON.stringify(rest)}, ${text})`;
-  const cancel = () => query.cancel();
-  signal?.addEventListener("abort", cancel, { once: true });
+  const db = await sql!.reserve();
+  // Raw columns: the body's bytes go from the socket to the response without becoming a string
+  // (a ~30 kB string per call that V8 copies around and promotes into the old heap).
+  const query = db`select status, headers, body, events, listen
+                     from chumbo.http_parts(${JSON.stringify(rest)}, ${text})`.raw();
+  let answered = false;
+  let cancelled: Promise<unknown> | undefined;
+  const cancel = () => {
+    if (!answered) cancelled ??= cancelRequest(query);
+  };
+  // Aborted before it was sent: postgres.js drops the query, the connection never saw it.
+  const unsent = signal?.aborted === true;
+  if (unsent) cancel();
+  else signal?.addEventListener("abort", cancel, { once: true });
+  let alive = true;
   try {
-    if (signal?.aborted) cancel();
-    const [row] = await query;
+    const [[status, headers, body, events, listen]] = await query;
+    answered = true;
     return {
-      status: row.status,
-      headers: JSON.parse(row.headers),
-      body: row.body,
-      events: row.events === null ? undefined : JSON.parse(row.events),
-      listen: row.listen === null ? undefined : JSON.parse(row.listen),
+      status: Number(utf8.decode(status!)),
+      headers: JSON.parse(utf8.decode(headers!)),
+      // A view into the socket chunk the row arrived in, which nothing writes again (postgres.js
+      // itself keeps chunks across reads): a copy only adds an external allocation, and with it
+      // more V8 mark-compacts (bench/analysis.md).
+      body: body as Uint8Array<ArrayBuffer> | null,
+      events: events === null ? undefined : JSON.parse(utf8.decode(events)),
+      listen: listen === null ? undefined : JSON.parse(utf8.decode(listen)),
     };
+  } catch (e) {
+    answered = true;
+    // Any other error (socket, FATAL) closed the connection: the pool reconnects it on its own,
+    // and releasing it would put a dead connection back.
+    const severity = (e as { severity?: string })?.severity;
+    alive = unsent || (e instanceof postgres.PostgresError && severity !== "FATAL" && severity !== "PANIC");
+    throw e;
   } finally {
     signal?.removeEventListener("abort", cancel);
+    if (alive && cancelled) void cancelled.then(() => db.release());
+    else if (alive) db.release();
   }
 }
 
@@ -338,11 +388,11 @@ async function forwardPostgrest(req: Request, body: string): Promise<HttpResult>
     if (k === "authorization" || k.startsWith("mcp-")) h.set(k, v);
   });
   const r = await fetch(`${SUPABASE_URL}/rest/v1/rpc/mcp`, { method: "POST", headers: h, body });
-  const text = await r.text();
+  const text = new Uint8Array(await r.arrayBuffer());
   const out: Record<string, string> = {};
   for (const k of ["www-authenticate", "mcp-protocol-version"]) if (r.headers.has(k)) out[k] = r.headers.get(k)!;
   if (r.status === 401 && !out["www-authenticate"]) out["www-authenticate"] = `Bearer resource_metadata="${PRM_URL}"`;
-  return { status: r.status, headers: out, body: text || null };
+  return { status: r.status, headers: out, body: text.length ? text : null };
 }
 
 const frame = (m: unknown) => `event: message\ndata: ${JSON.stringify(m)}\n\n`;
@@ -430,7 +480,9 @@ function recheck(s: Subscriber): Promise<void> {
         console.error(`chumbo-edge ${trace}: listen re-check failed:`, e);
         result = {
           status: 503,
-          body: JSON.stringify({ error: { code: -32603, message: `Service unavailable (trace ${trace})` } }),
+          body: new TextEncoder().encode(
+            JSON.stringify({ error: { code: -32603, message: `Service unavailable (trace ${trace})` } }),
+          ),
         };
       }
       if (!subscribers.has(s)) return;
@@ -464,7 +516,7 @@ function recheck(s: Subscriber): Promise<void> {
 function listenEnded(id: string | number, result: HttpResult): unknown {
   let err: { code?: unknown; message?: unknown } | undefined;
   try {
-    err = JSON.parse(result.body ?? "null")?.error;
+    err = result.body == null ? undefined : JSON.parse(utf8.decode(result.body))?.error;
   } catch { /* not JSON: the generic message below */ }
   return {
     jsonrpc: "2.0",
@@ -567,11 +619,17 @@ for (const sig of ["SIGTERM", "SIGINT"] as const) {
 }
 
 function respond(result: HttpResult, origin: string | null): Response {
+  if (origin === null && result.body != null && !result.events?.length) {
+    // The common answer (JSON, not a browser): the database's headers (lowercase names) as they are.
+    const headers = result.headers ?? {};
+    headers["content-type"] = "application/json";
+    return new Response(result.body, { status: result.status, headers });
+  }
   const h = cors(origin, new Headers(result.headers ?? {}));
   if (result.events?.length) {
     sseHeaders(h);
     // An SSE data line must hold no line break: re-serialize (only streamed answers pay this).
-    const last = result.body == null ? "" : frame(JSON.parse(result.body));
+    const last = result.body == null ? "" : frame(JSON.parse(utf8.decode(result.body)));
     return new Response(result.events.map(frame).join("") + last, { status: result.status, headers: h });
   }
   if (result.body == null) {
@@ -592,9 +650,17 @@ function clientAddress(req: Request, info?: Deno.ServeHandlerInfo): string | und
   return addr?.hostname;
 }
 
+/** The request's path without trailing slashes. The hot case, the exact MCP path with no query,
+ * is sliced off the URL; anything else goes through the URL parser (dot segments, escapes). */
+function requestPath(url: string): string {
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  const raw = start > 0 ? url.slice(start) : "";
+  if (MCP_PATHS.has(raw) && (raw === "/" || !raw.endsWith("/"))) return raw;
+  return new URL(url).pathname.replace(/\/+$/, "") || "/";
+}
+
 export async function handler(req: Request, info?: Deno.ServeHandlerInfo): Promise<Response> {
-  const url = new URL(req.url);
-  const path = url.pathname.replace(/\/+$/, "") || "/";
+  const path = requestPath(req.url);
 
   if (PRM_PATHS.has(path)) {
     if (req.method === "GET" || req.method === "HEAD") return protectedResourceMetadata();

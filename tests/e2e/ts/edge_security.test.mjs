@@ -283,6 +283,49 @@ describe("a client that goes away cancels its SQL call", { skip: !DB_URL && "E2E
     psql(`select pg_cancel_backend(${left[0]})`);
     await call;
   });
+
+  // A cancel request names a backend, not a query. With one pool connection every call runs on the
+  // same backend, the next caller's call right behind the one whose client leaves: a cancel that
+  // arrives once the first call has finished must not stop the second. (The edge before the fix
+  // failed this in each of three runs: 2 to 5 of the 200 staying calls got a 503.)
+  test("a client that leaves never cancels the next caller's call on the same connection", async () => {
+    psql(`create function mcp.nap_ms(ms int) returns text language sql
+            as $$ select pg_sleep(ms / 1000.0)::text || 'napped' $$;
+          revoke execute on function mcp.nap_ms(int) from public, anon;
+          grant execute on function mcp.nap_ms(int) to authenticated;`);
+    const edge = auxEdge({ CHUMBO_PUBLIC_URL: MCP_URL, CHUMBO_DB_POOL: "1" });
+    const url = `http://localhost:${AUX_PORT}${MCP.pathname}`;
+    const call = (ms, signal) =>
+      fetch(url, {
+        method: "POST",
+        signal,
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "mcp-protocol-version": "2025-11-25",
+          authorization: `Bearer ${TOKENS.alice}`,
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: ms, method: "tools/call", params: { name: "nap_ms", arguments: { ms } } }),
+      });
+    try {
+      await (await ping(url, { token: TOKENS.alice })).body?.cancel();
+      const failures = [];
+      for (let i = 0; i < 200; i++) {
+        const ac = new AbortController();
+        const leaving = call(20, ac.signal).then((r) => r.body?.cancel(), () => {});
+        const staying = call(0).then(async (r) => ({ status: r.status, body: await r.text() }));
+        setTimeout(() => ac.abort(), 15 + Math.random() * 15); // around the end of the 20 ms call
+        const [, r] = await Promise.all([leaving, staying]);
+        if (r.status !== 200 || !r.body.includes("napped") || r.body.includes('"isError":true')) {
+          failures.push(`${r.status} ${r.body.slice(0, 200)}`);
+        }
+      }
+      assert.deepEqual(failures, [], "every call whose client stayed answered normally");
+    } finally {
+      edge.stop();
+      psql("drop function if exists mcp.nap_ms(int)");
+    }
+  });
 });
 
 // ---------------------------------------------------------------------------------------------

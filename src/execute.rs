@@ -65,7 +65,9 @@ fn call_sql(cap: &Capability, args: &Map<String, Value>, window: &Window) -> Str
     // what serde does too, so the result is the same value.
     let value = match cap.returns {
         ReturnShape::ToolResult => "_chumbo_r::pg_catalog.jsonb::pg_catalog.text",
-        ReturnShape::Bytes => "pg_catalog.to_json(pg_catalog.encode(_chumbo_r, 'base64'))::pg_catalog.text",
+        ReturnShape::Bytes => {
+            "pg_catalog.to_json(pg_catalog.encode(_chumbo_r, 'base64'))::pg_catalog.text"
+        }
         ReturnShape::Void => "'null'::pg_catalog.text",
         ReturnShape::Json | ReturnShape::Row | ReturnShape::Text => {
             "pg_catalog.to_json(_chumbo_r)::pg_catalog.text"
@@ -87,7 +89,11 @@ fn parse_value(text: &str) -> Value {
         } else {
             "chumbo: the result is not valid JSON"
         };
-        ereport!(PgLogLevel::ERROR, PgSqlErrorCode::ERRCODE_DATA_EXCEPTION, reason);
+        ereport!(
+            PgLogLevel::ERROR,
+            PgSqlErrorCode::ERRCODE_DATA_EXCEPTION,
+            reason
+        );
         unreachable!("ereport(ERROR) does not return")
     })
 }

@@ -69,7 +69,7 @@ for s in a b; do
   flags_var="EDGEAB_${s^^}_FLAGS"
   URL[$s]="http://127.0.0.1:$p/functions/v1/mcp"
   # One audience for both sides' tokens: CHUMBO_PUBLIC_URL is the same string on both.
-  env ${!flags_var+CHUMBO_EDGE_V8_FLAGS="${!flags_var}"} CHUMBO_EDGE_ID=edgeab-$s CHUMBO_PORT=$p \
+  env ${!flags_var+CHUMBO_EDGE_V8_FLAGS="${!flags_var}"} CHUMBO_EDGE_ID=edgeab-$s CHUMBO_PORT="$p" \
     CHUMBO_PUBLIC_URL="http://localhost/functions/v1/mcp" EDGE_DATABASE_URL="$DBURL" \
     "$WORK/$s/scripts/edge.sh" start >/dev/null
   PID[$s]="$(cat "$WORK/$s/.chumbo/edgeab-$s.pid")"

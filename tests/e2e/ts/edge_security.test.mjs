@@ -27,11 +27,7 @@ const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 function psql(sql, url = DB_URL) {
-  const r = spawnSync(
-    "psql",
-    ["-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", url],
-    { input: sql, encoding: "utf8" },
-  );
+  const r = spawnSync("psql", ["-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", url], { input: sql, encoding: "utf8" });
   assert.equal(r.status, 0, r.stderr);
   return r.stdout.trim();
 }
@@ -53,11 +49,7 @@ function auxEdge(env) {
     assert.equal(r.status, 0, `edge.sh ${cmd}: ${r.stderr}`);
   };
   run("start");
-  return {
-    url: env.CHUMBO_PUBLIC_URL ||
-      `http://localhost:${AUX_PORT}/functions/v1/mcp`,
-    stop: () => run("stop"),
-  };
+  return { url: env.CHUMBO_PUBLIC_URL || `http://localhost:${AUX_PORT}/functions/v1/mcp`, stop: () => run("stop") };
 }
 
 const PING = { jsonrpc: "2.0", id: 1, method: "ping" };
@@ -108,10 +100,7 @@ describe("Origin is compared exactly (scheme, host, port)", () => {
       const res = await ping(url, { token: TOKENS.alice, headers: { origin } });
       await res.body?.cancel();
       assert.equal(res.status, allowed ? 200 : 403);
-      const pre = await fetch(url, {
-        method: "OPTIONS",
-        headers: { origin, "access-control-request-method": "POST" },
-      });
+      const pre = await fetch(url, { method: "OPTIONS", headers: { origin, "access-control-request-method": "POST" } });
       await pre.body?.cancel();
       assert.equal(pre.status, allowed ? 204 : 403, "preflight");
     });
@@ -123,8 +112,7 @@ describe("CHUMBO_ALLOWED_ORIGINS", () => {
   test("adds exact origins (compared in canonical form); '*' allows any", async () => {
     let edge = auxEdge({
       CHUMBO_PUBLIC_URL: MCP_URL,
-      CHUMBO_ALLOWED_ORIGINS:
-        "http://app.example.test:8080, https://Other.Example.test",
+      CHUMBO_ALLOWED_ORIGINS: "http://app.example.test:8080, https://Other.Example.test",
     });
     try {
       for (
@@ -136,10 +124,7 @@ describe("CHUMBO_ALLOWED_ORIGINS", () => {
           [MCP.origin, 200], // the public URL's origin is always allowed
         ]
       ) {
-        const res = await ping(url, {
-          token: TOKENS.alice,
-          headers: { origin },
-        });
+        const res = await ping(url, { token: TOKENS.alice, headers: { origin } });
         await res.body?.cancel();
         assert.equal(res.status, status, origin);
       }
@@ -148,10 +133,7 @@ describe("CHUMBO_ALLOWED_ORIGINS", () => {
     }
     edge = auxEdge({ CHUMBO_PUBLIC_URL: MCP_URL, CHUMBO_ALLOWED_ORIGINS: "*" });
     try {
-      const res = await ping(url, {
-        token: TOKENS.alice,
-        headers: { origin: "http://anything.example:1" },
-      });
+      const res = await ping(url, { token: TOKENS.alice, headers: { origin: "http://anything.example:1" } });
       await res.body?.cancel();
       assert.equal(res.status, 200);
     } finally {
@@ -164,12 +146,7 @@ describe("CHUMBO_ALLOWED_ORIGINS", () => {
 describe("protected-resource metadata follows RFC 9728 §3.3", () => {
   const get = async (url) => {
     const res = await fetch(url);
-    return {
-      status: res.status,
-      body: res.status === 200
-        ? await res.json()
-        : (await res.body?.cancel(), null),
-    };
+    return { status: res.status, body: res.status === 200 ? await res.json() : (await res.body?.cancel(), null) };
   };
 
   test("MCP URL with a path: path-inserted and function-local forms name it; the root does not exist", async () => {
@@ -184,26 +161,15 @@ describe("protected-resource metadata follows RFC 9728 §3.3", () => {
       assert.equal(r.body.resource, MCP_URL, path);
     }
     // The root URL is derived from the resource http://localhost:PORT, which is not this server.
-    assert.equal(
-      (await get(new URL("/.well-known/oauth-protected-resource", MCP))).status,
-      404,
-    );
+    assert.equal((await get(new URL("/.well-known/oauth-protected-resource", MCP))).status, 404);
     // Nor is http://localhost:PORT/mcp (the gateway's internal path) the resource.
-    assert.equal(
-      (await get(new URL("/.well-known/oauth-protected-resource/mcp", MCP)))
-        .status,
-      404,
-    );
+    assert.equal((await get(new URL("/.well-known/oauth-protected-resource/mcp", MCP))).status, 404);
   });
 
   test("MCP URL at the origin's root: the root form names it", async () => {
-    const edge = auxEdge({
-      CHUMBO_PUBLIC_URL: `http://localhost:${AUX_PORT}/`,
-    });
+    const edge = auxEdge({ CHUMBO_PUBLIC_URL: `http://localhost:${AUX_PORT}/` });
     try {
-      const r = await get(
-        `http://localhost:${AUX_PORT}/.well-known/oauth-protected-resource`,
-      );
+      const r = await get(`http://localhost:${AUX_PORT}/.well-known/oauth-protected-resource`);
       assert.equal(r.status, 200);
       assert.equal(r.body.resource, `http://localhost:${AUX_PORT}`);
     } finally {
@@ -238,9 +204,7 @@ describe("slow HTTP clients", () => {
       const body = JSON.stringify(PING);
       c.sock.write(
         `POST /functions/v1/mcp HTTP/1.1\r\nHost: localhost:${AUX_PORT}\r\ncontent-type: application/json\r\n` +
-          `accept: application/json, text/event-stream\r\ncontent-length: ${body.length}\r\n\r\n${
-            body.slice(0, 5)
-          }`,
+          `accept: application/json, text/event-stream\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, 5)}`,
       );
       // the edge answers on its own, while the client still owes the rest of the body
       assert.ok(
@@ -249,10 +213,7 @@ describe("slow HTTP clients", () => {
       );
       assert.match(c.data(), /^HTTP\/1\.1 408 /);
       assert.match(c.data(), /\r\nconnection: close\r\n/i);
-      assert.match(
-        c.data(),
-        /"id":null,"error":\{"code":-32000,"message":"Request body not received within 1000 ms"/,
-      );
+      assert.match(c.data(), /"id":null,"error":\{"code":-32000,"message":"Request body not received within 1000 ms"/);
       // Deno.serve (2.9.6) gives a handler no way to drop the socket itself (README, Slow clients):
       // the client is told to close; the edge holds nothing for it any more.
       c.sock.destroy();
@@ -263,9 +224,7 @@ describe("slow HTTP clients", () => {
 });
 
 // ---------------------------------------------------------------------------------------------
-describe("a client that goes away cancels its SQL call", {
-  skip: !DB_URL && "E2E_DATABASE_URL not set",
-}, () => {
+describe("a client that goes away cancels its SQL call", { skip: !DB_URL && "E2E_DATABASE_URL not set" }, () => {
   before(() =>
     psql(`create function mcp.slow_sleep(seconds int) returns text language sql
             as $$ select pg_sleep(seconds)::text || 'slept' $$;
@@ -276,10 +235,8 @@ describe("a client that goes away cancels its SQL call", {
   after(() => psql("drop function if exists mcp.slow_sleep(int)"));
 
   const sleeping = () =>
-    psql(
-      `select pid from pg_stat_activity where datname = current_database() and application_name = 'chumbo-edge'
-            and state = 'active' and wait_event = 'PgSleep'`,
-    ).split("\n").filter(Boolean);
+    psql(`select pid from pg_stat_activity where datname = current_database() and application_name = 'chumbo-edge'
+            and state = 'active' and wait_event = 'PgSleep'`).split("\n").filter(Boolean);
 
   test("tools/call slow_sleep(20): the backend stops sleeping soon after the client aborts", async () => {
     const ac = new AbortController();
@@ -320,13 +277,7 @@ describe("a client that goes away cancels its SQL call", {
       await sleep(50);
       left = sleeping();
     }
-    assert.equal(
-      left.length,
-      1,
-      `one backend stopped sleeping within 10 s of the abort (${
-        Date.now() - started
-      } ms)`,
-    );
+    assert.equal(left.length, 1, `one backend stopped sleeping within 10 s of the abort (${Date.now() - started} ms)`);
     await fetching;
     // the other call, whose client stayed, is untouched: cancel it by the same route (cleanup)
     psql(`select pg_cancel_backend(${left[0]})`);
@@ -366,28 +317,15 @@ describe("a client that goes away cancels its SQL call", {
       const failures = [];
       for (let i = 0; i < 200; i++) {
         const ac = new AbortController();
-        const leaving = call(20, ac.signal).then(
-          (r) => r.body?.cancel(),
-          () => {},
-        );
-        const staying = call(0).then(async (r) => ({
-          status: r.status,
-          body: await r.text(),
-        }));
+        const leaving = call(20, ac.signal).then((r) => r.body?.cancel(), () => {});
+        const staying = call(0).then(async (r) => ({ status: r.status, body: await r.text() }));
         setTimeout(() => ac.abort(), 15 + Math.random() * 15); // around the end of the 20 ms call
         const [, r] = await Promise.all([leaving, staying]);
-        if (
-          r.status !== 200 || !r.body.includes("napped") ||
-          r.body.includes('"isError":true')
-        ) {
+        if (r.status !== 200 || !r.body.includes("napped") || r.body.includes('"isError":true')) {
           failures.push(`${r.status} ${r.body.slice(0, 200)}`);
         }
       }
-      assert.deepEqual(
-        failures,
-        [],
-        "every call whose client stayed answered normally",
-      );
+      assert.deepEqual(failures, [], "every call whose client stayed answered normally");
     } finally {
       edge.stop();
       psql("drop function if exists mcp.nap_ms(int)");
@@ -397,11 +335,7 @@ describe("a client that goes away cancels its SQL call", {
 
 // ---------------------------------------------------------------------------------------------
 /** A raw subscriptions/listen stream: messages parsed from the SSE frames as they arrive. */
-async function openListen(
-  token,
-  notifications,
-  id = `listen-${Math.random().toString(36).slice(2)}`,
-) {
+async function openListen(token, notifications, id = `listen-${Math.random().toString(36).slice(2)}`) {
   const ac = new AbortController();
   const res = await fetch(MCP_URL, {
     method: "POST",
@@ -427,18 +361,13 @@ async function openListen(
     }),
   });
   const s = { id, res, status: res.status, text: "", done: false };
-  s.messages = () =>
-    [...s.text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]));
-  s.listChanged = () =>
-    s.messages().filter((m) => /list_changed$/.test(m.method ?? ""));
+  s.messages = () => [...s.text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]));
+  s.listChanged = () => s.messages().filter((m) => /list_changed$/.test(m.method ?? ""));
   s.close = async () => {
     ac.abort();
     await s.pump?.catch(() => {});
   };
-  if (
-    res.status !== 200 ||
-    !/event-stream/.test(res.headers.get("content-type") ?? "")
-  ) {
+  if (res.status !== 200 || !/event-stream/.test(res.headers.get("content-type") ?? "")) {
     s.text = await res.text();
     s.done = true;
     return s;
@@ -460,14 +389,8 @@ async function openListen(
     while (!pred() && Date.now() < end) await sleep(25);
     return pred();
   };
-  assert.ok(
-    await s.until(() => s.messages().length >= 1, 5000),
-    "acknowledgement",
-  );
-  assert.equal(
-    s.messages()[0].method,
-    "notifications/subscriptions/acknowledged",
-  );
+  assert.ok(await s.until(() => s.messages().length >= 1, 5000), "acknowledgement");
+  assert.equal(s.messages()[0].method, "notifications/subscriptions/acknowledged");
   return s;
 }
 
@@ -477,9 +400,7 @@ function touchListProjects() {
   );
 }
 
-describe("subscriptions/listen streams", {
-  skip: !DB_URL && "E2E_DATABASE_URL not set",
-}, () => {
+describe("subscriptions/listen streams", { skip: !DB_URL && "E2E_DATABASE_URL not set" }, () => {
   const open = [];
   after(async () => {
     for (const s of open) await s.close();
@@ -491,10 +412,7 @@ describe("subscriptions/listen streams", {
   };
 
   test("a NOTIFY from any role changes nothing; a real change reaches exactly the kinds asked for", async () => {
-    const s = await listen(TOKENS.alice, {
-      toolsListChanged: true,
-      promptsListChanged: true,
-    });
+    const s = await listen(TOKENS.alice, { toolsListChanged: true, promptsListChanged: true });
     // Any role may NOTIFY on any channel: the one chumbo's event trigger uses is no exception.
     psql(
       "set role authenticated; notify chumbo_capabilities, 'x'; reset role; set role anon; notify chumbo_capabilities, '{}'",
@@ -502,46 +420,25 @@ describe("subscriptions/listen streams", {
     // The edge re-checks on a NOTIFY (one chumbo.http call per stream); give it ample time to
     // (wrongly) pass something on. Any list_changed from here on would come from the spoof.
     await sleep(1500);
-    assert.deepEqual(
-      s.listChanged(),
-      [],
-      "a spoofed NOTIFY reached the stream",
-    );
+    assert.deepEqual(s.listChanged(), [], "a spoofed NOTIFY reached the stream");
     touchListProjects();
-    assert.ok(
-      await s.until(() => s.listChanged().length >= 2, 5000),
-      JSON.stringify(s.messages()),
-    );
+    assert.ok(await s.until(() => s.listChanged().length >= 2, 5000), JSON.stringify(s.messages()));
     await sleep(500); // anything more would arrive with it
     const methods = s.listChanged().map((m) => m.method).sort();
-    assert.deepEqual(methods, [
-      "notifications/prompts/list_changed",
-      "notifications/tools/list_changed",
-    ]);
-    for (const m of s.listChanged()) {
-      assert.equal(m.params._meta[SUBSCRIPTION_ID], s.id);
-    }
+    assert.deepEqual(methods, ["notifications/prompts/list_changed", "notifications/tools/list_changed"]);
+    for (const m of s.listChanged()) assert.equal(m.params._meta[SUBSCRIPTION_ID], s.id);
     assert.equal(s.done, false, "the stream stays open");
   });
 
   test("a stream ends with its token: an error for the listen id once the database refuses the token", async () => {
-    const r = spawnSync("deno", [
-      "run",
-      "-A",
-      `${ROOT}scripts/mint-token.ts`,
-      "alice",
-      "--ttl=2",
-    ], {
+    const r = spawnSync("deno", ["run", "-A", `${ROOT}scripts/mint-token.ts`, "alice", "--ttl=2"], {
       env: { ...process.env, CHUMBO_PUBLIC_URL: MCP_URL },
       encoding: "utf8",
     });
     assert.equal(r.status, 0, r.stderr);
     const s = await listen(r.stdout.trim(), { toolsListChanged: true });
     // The token's exp is 2 s away; the database may allow some clock-skew leeway on top.
-    assert.ok(
-      await s.until(() => s.done, 90000),
-      "the stream outlived its token",
-    );
+    assert.ok(await s.until(() => s.done, 90000), "the stream outlived its token");
     const last = s.messages().at(-1);
     assert.equal(last.id, s.id, JSON.stringify(last));
     assert.equal(typeof last.error?.code, "number", JSON.stringify(last));
@@ -570,10 +467,7 @@ describe("subscriptions/listen streams", {
     // the open ones still work
     touchListProjects();
     for (const s of [...mine, bob]) {
-      assert.ok(
-        await s.until(() => s.listChanged().length >= 1, 5000),
-        `stream ${s.id} got no list_changed`,
-      );
+      assert.ok(await s.until(() => s.listChanged().length >= 1, 5000), `stream ${s.id} got no list_changed`);
       assert.equal(s.done, false);
     }
 
@@ -585,152 +479,95 @@ describe("subscriptions/listen streams", {
       again = await listen(TOKENS.alice, { toolsListChanged: true });
       if (again.status !== 200) await sleep(200);
     } while (again.status !== 200 && Date.now() < end);
-    assert.equal(
-      again.status,
-      200,
-      "the slot of the disconnected stream was never freed",
-    );
+    assert.equal(again.status, 200, "the slot of the disconnected stream was never freed");
   });
 });
 
 // ---------------------------------------------------------------------------------------------
-const b64u = (v) =>
-  Buffer.from(typeof v === "string" ? v : JSON.stringify(v)).toString(
-    "base64url",
-  );
+const b64u = (v) => Buffer.from(typeof v === "string" ? v : JSON.stringify(v)).toString("base64url");
 function es256(claims, privateKey, kid) {
   const input = `${b64u({ alg: "ES256", kid, typ: "JWT" })}.${b64u(claims)}`;
   return `${input}.${
-    sign("sha256", Buffer.from(input), {
-      key: privateKey,
-      dsaEncoding: "ieee-p1363",
-    }).toString("base64url")
+    sign("sha256", Buffer.from(input), { key: privateKey, dsaEncoding: "ieee-p1363" }).toString("base64url")
   }`;
 }
-const claimsOf = (token) =>
-  JSON.parse(Buffer.from(token.split(".")[1], "base64url").toString());
+const claimsOf = (token) => JSON.parse(Buffer.from(token.split(".")[1], "base64url").toString());
 
-describe(
-  "JWKS courier",
-  { skip: !DB_URL && "E2E_DATABASE_URL not set" },
-  () => {
-    let served;
-    let server;
-    let devJwks;
-    before(async () => {
-      const r = spawnSync("deno", [
-        "run",
-        "-A",
-        `${ROOT}scripts/mint-token.ts`,
-        "jwks",
-      ], { encoding: "utf8" });
-      assert.equal(r.status, 0, r.stderr);
-      devJwks = JSON.parse(r.stdout);
-      served = devJwks;
-      server = createServer((_req, res) =>
-        res.writeHead(200, { "content-type": "application/json" }).end(
-          JSON.stringify(served),
-        )
-      );
-      await new Promise((ok) => server.listen(AUX_JWKS_PORT, "127.0.0.1", ok));
-    });
-    after(() => {
-      server?.close();
-      if (devJwks) {
-        psql(
-          `select chumbo.configure(jsonb_build_object('jwks', '${
-            JSON.stringify(devJwks)
-          }'::jsonb))`,
-        );
-      }
-    });
-
-    test("a token whose kid the database does not know makes the edge fetch the JWKS again; the call then succeeds", async () => {
-      const edge = auxEdge({
-        CHUMBO_PUBLIC_URL: MCP_URL, // the tokens' audience
-        CHUMBO_JWKS_URL: `http://127.0.0.1:${AUX_JWKS_PORT}/jwks.json`,
-        CHUMBO_JWKS_MIN_REFRESH_MS: "0", // refresh on an unknown kid right away (default: at most every 30 s)
-      });
-      const url = `http://localhost:${AUX_PORT}${MCP.pathname}`;
-      try {
-        // the edge's first request carries the dev JWKS (known key)
-        let res = await ping(url, { token: TOKENS.alice });
-        await res.body?.cancel();
-        assert.equal(res.status, 200);
-
-        // the issuer rotates: a new key, published at the JWKS URL only
-        const { privateKey, publicKey } = generateKeyPairSync("ec", {
-          namedCurve: "P-256",
-        });
-        const kid = `rotated-${Date.now()}`;
-        const now = Math.floor(Date.now() / 1000);
-        const token = es256(
-          { ...claimsOf(TOKENS.alice), iat: now, nbf: now, exp: now + 600 },
-          privateKey,
-          kid,
-        );
-        res = await ping(MCP_URL, { token }); // the main edge has no courier: the database does not know the key
-        await res.body?.cancel();
-        assert.equal(
-          res.status,
-          401,
-          "the database must not know the new key yet",
-        );
-
-        served = {
-          keys: [...devJwks.keys, {
-            ...publicKey.export({ format: "jwk" }),
-            kid,
-            alg: "ES256",
-            use: "sig",
-          }],
-        };
-        res = await ping(url, { token });
-        await res.body?.cancel();
-        assert.equal(
-          res.status,
-          200,
-          "the courier did not fetch the rotated key",
-        );
-      } finally {
-        edge.stop();
-      }
-    });
-
-    test(
-      "without the courier grant, set_jwks is refused: the edge logs it and the request goes on",
-      {
-        skip: !PUBLIC_EDGE_DB_URL && "E2E_PUBLIC_EDGE_DATABASE_URL not set",
-      },
-      async () => {
-        // chumbo_e2e_public ran plain grant_edge('chumbo_edge'): no EXECUTE on chumbo.set_jwks there
-        const edge = auxEdge({
-          EDGE_DATABASE_URL: PUBLIC_EDGE_DB_URL,
-          CHUMBO_JWKS_URL: `http://127.0.0.1:${AUX_JWKS_PORT}/jwks.json`,
-        });
-        try {
-          const res = await ping(edge.url, {
-            headers: { "x-forwarded-for": "192.0.2.77" },
-          });
-          await res.body?.cancel();
-          assert.equal(res.status, 200); // public mode: no token needed
-          const log = readFileSync(`${ROOT}.chumbo/e2e-edge-aux.log`, "utf8");
-          assert.match(log, /the database refused chumbo\.set_jwks/);
-          const again = await ping(edge.url);
-          await again.body?.cancel();
-          assert.equal(again.status, 200, "the edge keeps serving");
-        } finally {
-          edge.stop();
-        }
-      },
+describe("JWKS courier", { skip: !DB_URL && "E2E_DATABASE_URL not set" }, () => {
+  let served;
+  let server;
+  let devJwks;
+  before(async () => {
+    const r = spawnSync("deno", ["run", "-A", `${ROOT}scripts/mint-token.ts`, "jwks"], { encoding: "utf8" });
+    assert.equal(r.status, 0, r.stderr);
+    devJwks = JSON.parse(r.stdout);
+    served = devJwks;
+    server = createServer((_req, res) =>
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(served))
     );
-  },
-);
+    await new Promise((ok) => server.listen(AUX_JWKS_PORT, "127.0.0.1", ok));
+  });
+  after(() => {
+    server?.close();
+    if (devJwks) psql(`select chumbo.configure(jsonb_build_object('jwks', '${JSON.stringify(devJwks)}'::jsonb))`);
+  });
+
+  test("a token whose kid the database does not know makes the edge fetch the JWKS again; the call then succeeds", async () => {
+    const edge = auxEdge({
+      CHUMBO_PUBLIC_URL: MCP_URL, // the tokens' audience
+      CHUMBO_JWKS_URL: `http://127.0.0.1:${AUX_JWKS_PORT}/jwks.json`,
+      CHUMBO_JWKS_MIN_REFRESH_MS: "0", // refresh on an unknown kid right away (default: at most every 30 s)
+    });
+    const url = `http://localhost:${AUX_PORT}${MCP.pathname}`;
+    try {
+      // the edge's first request carries the dev JWKS (known key)
+      let res = await ping(url, { token: TOKENS.alice });
+      await res.body?.cancel();
+      assert.equal(res.status, 200);
+
+      // the issuer rotates: a new key, published at the JWKS URL only
+      const { privateKey, publicKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+      const kid = `rotated-${Date.now()}`;
+      const now = Math.floor(Date.now() / 1000);
+      const token = es256({ ...claimsOf(TOKENS.alice), iat: now, nbf: now, exp: now + 600 }, privateKey, kid);
+      res = await ping(MCP_URL, { token }); // the main edge has no courier: the database does not know the key
+      await res.body?.cancel();
+      assert.equal(res.status, 401, "the database must not know the new key yet");
+
+      served = { keys: [...devJwks.keys, { ...publicKey.export({ format: "jwk" }), kid, alg: "ES256", use: "sig" }] };
+      res = await ping(url, { token });
+      await res.body?.cancel();
+      assert.equal(res.status, 200, "the courier did not fetch the rotated key");
+    } finally {
+      edge.stop();
+    }
+  });
+
+  test("without the courier grant, set_jwks is refused: the edge logs it and the request goes on", {
+    skip: !PUBLIC_EDGE_DB_URL && "E2E_PUBLIC_EDGE_DATABASE_URL not set",
+  }, async () => {
+    // chumbo_e2e_public ran plain grant_edge('chumbo_edge'): no EXECUTE on chumbo.set_jwks there
+    const edge = auxEdge({
+      EDGE_DATABASE_URL: PUBLIC_EDGE_DB_URL,
+      CHUMBO_JWKS_URL: `http://127.0.0.1:${AUX_JWKS_PORT}/jwks.json`,
+    });
+    try {
+      const res = await ping(edge.url, { headers: { "x-forwarded-for": "192.0.2.77" } });
+      await res.body?.cancel();
+      assert.equal(res.status, 200); // public mode: no token needed
+      const log = readFileSync(`${ROOT}.chumbo/e2e-edge-aux.log`, "utf8");
+      assert.match(log, /the database refused chumbo\.set_jwks/);
+      const again = await ping(edge.url);
+      await again.body?.cancel();
+      assert.equal(again.status, 200, "the edge keeps serving");
+    } finally {
+      edge.stop();
+    }
+  });
+});
 
 // ---------------------------------------------------------------------------------------------
-describe("SSE framing of a tool's log and progress events", {
-  skip: !DB_URL && "E2E_DATABASE_URL not set",
-}, () => {
+describe("SSE framing of a tool's log and progress events", { skip: !DB_URL && "E2E_DATABASE_URL not set" }, () => {
   before(() =>
     psql(`create function mcp.sse_probe() returns text language plpgsql as $$
           begin
@@ -753,11 +590,7 @@ describe("SSE framing of a tool's log and progress events", {
         jsonrpc: "2.0",
         id: 21,
         method: "tools/call",
-        params: {
-          name: "sse_probe",
-          arguments: {},
-          _meta: { progressToken: "p-21" },
-        },
+        params: { name: "sse_probe", arguments: {}, _meta: { progressToken: "p-21" } },
       },
       { token: TOKENS.alice },
     );
@@ -765,12 +598,8 @@ describe("SSE framing of a tool's log and progress events", {
     assert.match(res.headers.get("content-type"), /^text\/event-stream/);
     const text = await res.text();
     const frames = text.split("\n\n").filter(Boolean);
-    for (const f of frames) {
-      assert.match(f, /^event: message\ndata: [^\n]+$/, JSON.stringify(f));
-    }
-    const msgs = frames.map((f) =>
-      JSON.parse(f.slice(f.indexOf("data: ") + 6))
-    );
+    for (const f of frames) assert.match(f, /^event: message\ndata: [^\n]+$/, JSON.stringify(f));
+    const msgs = frames.map((f) => JSON.parse(f.slice(f.indexOf("data: ") + 6)));
     const shape = msgs.map((m) =>
       m.method === "notifications/message"
         ? `log:${m.params.data}`
@@ -791,59 +620,37 @@ describe("SSE framing of a tool's log and progress events", {
 });
 
 // ---------------------------------------------------------------------------------------------
-describe(
-  "CHUMBO_CLIENT_IP_HEADER: its first entry is the anonymous rate-limit bucket",
-  {
-    skip: !PUBLIC_DB_URL && "E2E_PUBLIC_DATABASE_URL not set",
-  },
-  () => {
-    const LIMIT = 3;
-    let edge;
-    before(() => {
-      psql(
-        `select chumbo.configure('{"auth_mode": "public", "rate_limit_per_minute": ${LIMIT}}')`,
-        PUBLIC_DB_URL,
-      );
-      edge = auxEdge({
-        CHUMBO_CLIENT_IP_HEADER: "X-Client-IP",
-        EDGE_DATABASE_URL: PUBLIC_EDGE_DB_URL,
-      });
-    });
-    after(() => edge?.stop());
+describe("CHUMBO_CLIENT_IP_HEADER: its first entry is the anonymous rate-limit bucket", {
+  skip: !PUBLIC_DB_URL && "E2E_PUBLIC_DATABASE_URL not set",
+}, () => {
+  const LIMIT = 3;
+  let edge;
+  before(() => {
+    psql(`select chumbo.configure('{"auth_mode": "public", "rate_limit_per_minute": ${LIMIT}}')`, PUBLIC_DB_URL);
+    edge = auxEdge({ CHUMBO_CLIENT_IP_HEADER: "X-Client-IP", EDGE_DATABASE_URL: PUBLIC_EDGE_DB_URL });
+  });
+  after(() => edge?.stop());
 
-    test("different addresses get separate buckets, the same address shares one", async () => {
-      // The limiter counts per fixed minute: start early in one, so the whole test fits in it.
-      const s = new Date().getSeconds();
-      if (s > 45) await sleep((61 - s) * 1000);
-      const addr = `198.51.100.${Math.floor(Math.random() * 200) + 1}`; // fresh buckets on every run
-      const other = `203.0.113.${Math.floor(Math.random() * 200) + 1}`;
-      const status = async (ip) => {
-        const res = await ping(edge.url, { headers: { "x-client-ip": ip } });
-        await res.body?.cancel();
-        return res.status;
-      };
-      const first = [];
-      for (let i = 0; i < LIMIT; i++) {
-        first.push(
-          await status(`${addr}, 10.0.0.${i + 1}`),
-        ); // later entries: proxies
-      }
-      assert.deepEqual(first, Array(LIMIT).fill(200));
-      assert.equal(
-        await status(addr),
-        429,
-        "the same first entry shares one bucket",
-      );
-      assert.equal(
-        await status(other),
-        200,
-        "another address has a bucket of its own",
-      );
-      // (An edge that ignored the header would put all of these in its peer's one bucket, and an
-      // edge that used the whole header value would give the bare address a bucket of its own.)
-    });
-  },
-);
+  test("different addresses get separate buckets, the same address shares one", async () => {
+    // The limiter counts per fixed minute: start early in one, so the whole test fits in it.
+    const s = new Date().getSeconds();
+    if (s > 45) await sleep((61 - s) * 1000);
+    const addr = `198.51.100.${Math.floor(Math.random() * 200) + 1}`; // fresh buckets on every run
+    const other = `203.0.113.${Math.floor(Math.random() * 200) + 1}`;
+    const status = async (ip) => {
+      const res = await ping(edge.url, { headers: { "x-client-ip": ip } });
+      await res.body?.cancel();
+      return res.status;
+    };
+    const first = [];
+    for (let i = 0; i < LIMIT; i++) first.push(await status(`${addr}, 10.0.0.${i + 1}`)); // later entries: proxies
+    assert.deepEqual(first, Array(LIMIT).fill(200));
+    assert.equal(await status(addr), 429, "the same first entry shares one bucket");
+    assert.equal(await status(other), 200, "another address has a bucket of its own");
+    // (An edge that ignored the header would put all of these in its peer's one bucket, and an
+    // edge that used the whole header value would give the bare address a bucket of its own.)
+  });
+});
 
 // ---------------------------------------------------------------------------------------------
 // The edge forwards request and response bodies as text (chumbo.http_parts): what the client sent

@@ -251,18 +251,31 @@ function protectedResourceMetadata(): Response {
 }
 
 const utf8 = new TextDecoder();
+/** `p`, or "timeout" once the body has taken BODY_TIMEOUT_MS. */
+function inTime<T>(p: Promise<T>): Promise<T | "timeout"> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<"timeout">((r) => (timer = setTimeout(r, BODY_TIMEOUT_MS, "timeout")));
+  return Promise.race([p, deadline]).finally(() => clearTimeout(timer));
+}
 /** The body as text; "too large" beyond the limit, "timeout" when it is not complete in time. */
 async function readBody(req: Request): Promise<string | "too large" | "timeout"> {
-  if (Number(req.headers.get("content-length") ?? 0) > MAX_BODY) return "too large";
+  const length = req.headers.get("content-length");
+  if (Number(length ?? 0) > MAX_BODY) return "too large";
+  if (length !== null && !req.headers.has("transfer-encoding")) {
+    // The server hands over at most content-length bytes (HTTP framing), so the limit holds
+    // without counting; text() takes a body that is already buffered without a stream. A stalled
+    // one is left behind: the server closes it with the response, which settles text().
+    const text = req.text();
+    text.catch(() => {});
+    return await inTime(text);
+  }
   const reader = req.body?.getReader();
   if (!reader) return "";
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<"timeout">((r) => (timer = setTimeout(() => r("timeout"), BODY_TIMEOUT_MS)));
   const chunks: Uint8Array[] = [];
   let size = 0;
   try {
     for (;;) {
-      const next = await Promise.race([reader.read(), deadline]);
+      const next = await inTime(reader.read());
       if (next === "timeout") return "timeout";
       if (next.done) break;
       size += next.value.length;
@@ -270,7 +283,6 @@ async function readBody(req: Request): Promise<string | "too large" | "timeout">
       chunks.push(next.value);
     }
   } finally {
-    clearTimeout(timer);
     reader.cancel().catch(() => {}); // a no-op after the end; else stop reading
   }
   if (chunks.length === 1) return utf8.decode(chunks[0]);
@@ -319,14 +331,19 @@ function cancelRequest(query: object): Promise<unknown> {
   return canceller(query).catch(() => {});
 }
 
-/** One chumbo.http_parts call, on a pool connection reserved for it. When `signal` aborts (the HTTP
- * client went away) while the call is in flight, it is cancelled (a protocol-level cancel request,
- * so it works through pgbouncer too). A cancel request names a backend, not a query: sent after the
- * call finished, or delivered after the connection moved on to the next call, it would cancel that
- * one. So the connection runs this call alone (no pipelining behind it), a cancel goes out only
+// Reading req.signal is not free: Deno then aborts it after every response, a DOMException each.
+// So only a call still running after WATCH_MS reads it; a client that left before then is seen
+// at once (the signal is already aborted when first read).
+const WATCH_MS = 10;
+
+/** One chumbo.http_parts call, on a pool connection reserved for it. When the signal from `client()`
+ * aborts (the HTTP client went away) while the call is in flight, it is cancelled (a protocol-level
+ * cancel request, so it works through pgbouncer too). A cancel request names a backend, not a
+ * query: sent after the call finished, or delivered after the connection moved on to the next call,
+ * it would cancel that one. So the connection runs this call alone (no pipelining behind it), a cancel goes out only
  * before the answer arrived (a backend that is idle by then ignores it), and the connection returns
  * to the pool only once the cancel request was delivered. */
-async function callHttp(request: HttpRequest, signal?: AbortSignal): Promise<HttpResult> {
+async function callHttp(request: HttpRequest, client?: () => AbortSignal): Promise<HttpResult> {
   // The body goes as its own text parameter and comes back as text: neither is escaped into a
   // JSON string, nor parsed into jsonb and printed again on the way.
   const { body, ...rest } = request;
@@ -341,10 +358,13 @@ async function callHttp(request: HttpRequest, signal?: AbortSignal): Promise<Htt
   const cancel = () => {
     if (!answered) cancelled ??= cancelRequest(query);
   };
-  // Aborted before it was sent: postgres.js drops the query, the connection never saw it.
-  const unsent = signal?.aborted === true;
-  if (unsent) cancel();
-  else signal?.addEventListener("abort", cancel, { once: true });
+  let signal: AbortSignal | undefined;
+  // Set before the query goes out (postgres.js sends it a microtask after the await below).
+  const watch = client && setTimeout(() => {
+    signal = client();
+    if (signal.aborted) cancel();
+    else signal.addEventListener("abort", cancel, { once: true });
+  }, WATCH_MS);
   let alive = true;
   try {
     const [[status, headers, body, events, listen]] = await query;
@@ -354,8 +374,9 @@ async function callHttp(request: HttpRequest, signal?: AbortSignal): Promise<Htt
       headers: JSON.parse(utf8.decode(headers!)),
       // A view into the socket chunk the row arrived in, which nothing writes again (postgres.js
       // itself keeps chunks across reads): a copy only adds an external allocation, and with it
-      // more V8 mark-compacts (bench/analysis.md).
-      body: body as Uint8Array<ArrayBuffer> | null,
+      // more V8 mark-compacts (bench/analysis.md). A plain Uint8Array, not postgres.js's Buffer:
+      // Response copies it, and a Buffer's copy runs Node's Buffer constructor (species).
+      body: body === null ? null : new Uint8Array(body.buffer as ArrayBuffer, body.byteOffset, body.byteLength),
       events: events === null ? undefined : JSON.parse(utf8.decode(events)),
       listen: listen === null ? undefined : JSON.parse(utf8.decode(listen)),
     };
@@ -364,9 +385,10 @@ async function callHttp(request: HttpRequest, signal?: AbortSignal): Promise<Htt
     // Any other error (socket, FATAL) closed the connection: the pool reconnects it on its own,
     // and releasing it would put a dead connection back.
     const severity = (e as { severity?: string })?.severity;
-    alive = unsent || (e instanceof postgres.PostgresError && severity !== "FATAL" && severity !== "PANIC");
+    alive = e instanceof postgres.PostgresError && severity !== "FATAL" && severity !== "PANIC";
     throw e;
   } finally {
+    clearTimeout(watch);
     signal?.removeEventListener("abort", cancel);
     if (alive && cancelled) void cancelled.then(() => db.release());
     else if (alive) db.release();
@@ -714,7 +736,7 @@ export async function handler(req: Request, info?: Deno.ServeHandlerInfo): Promi
     const request = httpRequest(req, path, body, clientAddress(req, info));
     if (isListen(body)) await ensureListening(); // before the acknowledgement: no change after it may be missed
     const hintsBefore = hints;
-    const result = await callHttp(request, req.signal);
+    const result = await callHttp(request, () => req.signal);
     if (result.listen) return listenStream(result, request, hintsBefore, origin);
     return respond(result, origin);
   } catch (e) {

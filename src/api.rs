@@ -24,6 +24,9 @@ use serde_json::{json, Map, Value};
 pub struct Reply {
     pub value: Value,
     pub error_code: Option<i64>,
+    /// The value's JSON text, when it was written already (the audit counts a reply's bytes):
+    /// an entry point that answers with text sends it as it is instead of writing it again.
+    pub text: Option<String>,
 }
 
 impl Reply {
@@ -32,6 +35,7 @@ impl Reply {
         Reply {
             value: response,
             error_code,
+            text: None,
         }
     }
 }
@@ -41,9 +45,11 @@ pub struct Answer {
     pub status: u16,
     pub headers: Map<String, Value>,
     pub body: Option<Value>,
+    /// `body`'s JSON text when it was written already (see Reply::text).
+    pub body_text: Option<String>,
     pub events: Vec<Value>,
     /// For subscriptions/listen: the stream the edge must hold open.
-    pub listen: Option<Value>,
+    pub listen: Option<Box<Value>>, // boxed: a rare answer, kept out of every Result<_, Answer>
 }
 
 fn answer(status: u16, body: Option<Value>) -> Answer {
@@ -51,8 +57,17 @@ fn answer(status: u16, body: Option<Value>) -> Answer {
         status,
         headers: Map::new(),
         body,
+        body_text: None,
         events: vec![],
         listen: None,
+    }
+}
+
+/// The answer whose body is `reply`, with its text when it has one.
+fn answer_reply(status: u16, reply: Reply) -> Answer {
+    Answer {
+        body_text: reply.text,
+        ..answer(status, Some(reply.value))
     }
 }
 
@@ -160,8 +175,11 @@ fn process_message(
             )
         }
     };
-    let reply = Reply::of(response);
+    let mut reply = Reply::of(response);
     if registry.settings.audit {
+        let text = reply.value.to_string();
+        let bytes = text.len();
+        reply.text = Some(text);
         let capability = params
             .get("name")
             .or_else(|| params.get("uri"))
@@ -180,7 +198,7 @@ fn process_message(
                 principal: caller.principal.digest(),
                 outcome: &class,
                 duration_ms: started.elapsed().as_secs_f64() * 1000.0,
-                bytes: crate::render::json_len(&reply.value),
+                bytes,
                 detail: opted_in.then(|| json!({"arguments": params.get("arguments")})),
                 run_id: run.as_ref().map(|r| r.id.as_str()),
             },
@@ -376,7 +394,7 @@ fn listen(msg: &Value, id: &Value, caller: &Caller, registry: &Registry) -> Answ
         Ok((ack, stream)) => {
             let mut a = answer(200, None);
             a.events = vec![ack];
-            a.listen = Some(stream);
+            a.listen = Some(Box::new(stream));
             a
         }
         Err(e) => refusal(id, e, true),
@@ -795,8 +813,8 @@ fn frame(msg: &Value, era: &Era, mut d: Dispatched, resource_metadata: Option<&s
             Some(_) if !d.missing_scopes.is_empty() => {
                 scope_refusal(Some(reply.value), &d.missing_scopes)
             }
-            Some(code) => answer(error::status_of_code(code, true), Some(reply.value)),
-            None => answer(200, Some(reply.value)),
+            Some(code) => answer_reply(error::status_of_code(code, true), reply),
+            None => answer_reply(200, reply),
         };
         a.events = d.events;
         return a;
@@ -812,15 +830,15 @@ fn frame(msg: &Value, era: &Era, mut d: Dispatched, resource_metadata: Option<&s
         (false, Some(code)) => error::status_of_code(code, false),
         _ => 200,
     };
-    let mut values: Vec<Value> = d.replies.into_iter().map(|r| r.value).collect();
-    let body = match (msg.is_array(), values.pop()) {
-        (false, Some(one)) => one,
-        (_, last) => {
-            values.extend(last);
-            Value::Array(values)
+    let mut a = if msg.is_array() {
+        let values = d.replies.into_iter().map(|r| r.value).collect();
+        answer(status, Some(Value::Array(values)))
+    } else {
+        match d.replies.pop() {
+            Some(one) => answer_reply(status, one),
+            None => answer(status, Some(Value::Array(vec![]))),
         }
     };
-    let mut a = answer(status, Some(body));
     a.events = d.events;
     a
 }
@@ -846,7 +864,7 @@ fn answer_json(mut a: Answer) -> JsonValue {
     out.insert("body".into(), a.body.unwrap_or(Value::Null));
     out.insert("events".into(), Value::Array(a.events));
     if let Some(l) = a.listen {
-        out.insert("listen".into(), l);
+        out.insert("listen".into(), *l);
     }
     JsonValue(Value::Object(out))
 }
@@ -907,7 +925,7 @@ fn http_parts(
     let headers = Value::Object(answer_headers(&mut a)).to_string();
     let events = (!a.events.is_empty()).then(|| Value::Array(a.events).to_string());
     let listen = a.listen.map(|l| l.to_string());
-    let body = a.body.map(|b| b.to_string());
+    let body = a.body_text.or_else(|| a.body.map(|b| b.to_string()));
     TableIterator::once((i32::from(a.status), headers, body, events, listen))
 }
 

@@ -3,7 +3,7 @@
 //! as the caller's role, in a subtransaction. No value ever becomes SQL text.
 
 use crate::datum::JsonValue;
-use crate::pages::{Position, Window};
+use crate::pages::{PageRows, Position, Window};
 use crate::registry::{Caller, Capability};
 use crate::session::{self, CaughtSqlError};
 use crate::types::{quote_ident, ReturnShape};
@@ -15,7 +15,7 @@ pub enum Returned {
     /// A non-set function's value, as JSON (SQL NULL → None).
     One(Option<Value>),
     /// One page of a set-returning function's rows (see pages.rs), and whether more remain.
-    Rows { rows: Vec<Value>, more: bool },
+    Rows(PageRows),
 }
 
 fn call_sql(cap: &Capability, args: &Map<String, Value>, window: &Window) -> String {
@@ -59,43 +59,25 @@ fn call_sql(cap: &Capability, args: &Map<String, Value>, window: &Window) -> Str
             named.join(", ")
         )
     };
-    // The value as JSON text: to_json writes a row's columns straight out, where to_jsonb would
-    // build a jsonb tree and sort its keys only for chumbo to walk it again (a fifth of a 50-row
-    // call). serde parses the text once; jsonb's normalisation (duplicate keys: the last wins) is
-    // what serde does too, so the result is the same value.
+    // Rows stay composite datums, read column by column (src/result_json.rs); other values as
+    // JSON text: to_json writes them straight out, where to_jsonb would build a jsonb tree and
+    // sort its keys only for chumbo to walk it again. serde parses the text once; jsonb's
+    // normalisation (duplicate keys: the last wins) is what serde does too, so the result is the
+    // same value.
     let value = match cap.returns {
+        ReturnShape::Row => "_chumbo_r",
         ReturnShape::ToolResult => "_chumbo_r::pg_catalog.jsonb::pg_catalog.text",
         ReturnShape::Bytes => {
             "pg_catalog.to_json(pg_catalog.encode(_chumbo_r, 'base64'))::pg_catalog.text"
         }
         ReturnShape::Void => "'null'::pg_catalog.text",
-        ReturnShape::Json | ReturnShape::Row | ReturnShape::Text => {
-            "pg_catalog.to_json(_chumbo_r)::pg_catalog.text"
-        }
+        ReturnShape::Json | ReturnShape::Text => "pg_catalog.to_json(_chumbo_r)::pg_catalog.text",
     };
     if cap.returns_set {
         crate::pages::page_sql(value, &from, window)
     } else {
         format!("select {value} from {from}")
     }
-}
-
-/// A value PostgreSQL printed as JSON. Its text is valid JSON, so the only failure is serde's
-/// nesting limit (128 levels), raised as the call's error like any other.
-fn parse_value(text: &str) -> Value {
-    serde_json::from_str(text).unwrap_or_else(|e| {
-        let reason = if e.to_string().contains("recursion limit") {
-            "chumbo: the result is nested deeper than 128 levels"
-        } else {
-            "chumbo: the result is not valid JSON"
-        };
-        ereport!(
-            PgLogLevel::ERROR,
-            PgSqlErrorCode::ERRCODE_DATA_EXCEPTION,
-            reason
-        );
-        unreachable!("ereport(ERROR) does not return")
-    })
 }
 
 /// Runs `cap` for `caller` with already-validated `args`, within `timeout_ms` (a set-returning
@@ -123,9 +105,24 @@ pub fn call<T>(
     let (page_rows, page_bytes) = (window.rows, window.bytes);
     let max_bytes = max_bytes.saturating_sub(window.reserve);
     let returns_set = cap.returns_set;
+    let composite = cap.returns == ReturnShape::Row;
+    // Column 1 of the current row as JSON: a composite read off its datum, anything else parsed
+    // from its JSON text.
+    let mut reader = crate::result_json::RowReader::default();
+    let mut value_at = move |table: &pgrx::spi::SpiTupleTable| -> pgrx::spi::Result<Option<Value>> {
+        Ok(if composite {
+            // SAFETY: a non-null datum of column 1, whose type is the function's row type; the
+            // reader lives only while SPI's memory context does (this call).
+            table
+                .get_datum_by_ordinal(1)?
+                .map(|d| unsafe { reader.row(d) })
+        } else {
+            table.get::<&str>(1)?.map(crate::result_json::parse)
+        })
+    };
     session::run_as_caller(caller.role_oid, &caller.claims, timeout_ms, move || {
         let returned = Spi::connect_mut(|client| {
-            let table = session::run_kept(
+            let mut table = session::run_kept(
                 client,
                 &sql,
                 &[
@@ -138,16 +135,16 @@ pub fn call<T>(
             )?;
             if !returns_set {
                 let mut one = None;
-                for row in table {
-                    one = row.get::<&str>(1)?.map(parse_value);
+                while table.next().is_some() {
+                    one = value_at(&table)?;
                 }
                 return Ok::<_, pgrx::spi::Error>(Returned::One(one));
             }
             // A page holds at least one row (else a row wider than the page could never be
             // read); the events the call raised count against the result's hard bound.
-            let (mut rows, mut bytes, mut more) = (vec![], 0usize, false);
-            for row in table {
-                let v = row.get::<&str>(1)?.map_or(Value::Null, parse_value);
+            let (mut rows, mut bytes, mut kept, mut more) = (vec![], 0usize, 0usize, false);
+            while table.next().is_some() {
+                let v = value_at(&table)?.unwrap_or(Value::Null);
                 bytes += crate::render::json_len(&v) + 1;
                 let full = rows.len() >= page_rows || bytes > page_bytes;
                 if !rows.is_empty() && (full || bytes + crate::events::bytes() > max_bytes) {
@@ -155,8 +152,14 @@ pub fn call<T>(
                     break;
                 }
                 rows.push(v);
+                kept = bytes;
             }
-            Ok(Returned::Rows { rows, more })
+            let lines_len = kept.saturating_sub(1);
+            Ok(Returned::Rows(PageRows {
+                rows,
+                more,
+                lines_len,
+            }))
         });
         match returned.map(finish) {
             Ok(Ok(v)) => Ok(v),

@@ -30,6 +30,7 @@ mod projection;
 mod protocol;
 mod registry;
 mod render;
+mod result_json;
 mod runs;
 mod scope;
 mod session;

@@ -190,6 +190,15 @@ pub fn window(cap: &Capability, s: &crate::settings::Settings, position: Positio
     }
 }
 
+/// One page of rows as the tool returned them.
+pub struct PageRows {
+    pub rows: Vec<Value>,
+    /// Whether rows remain after this page.
+    pub more: bool,
+    /// The rows' compact JSON size, one per line (counted once, while the page was read).
+    pub lines_len: usize,
+}
+
 /// The rows of one page, the JSON the caller gets and the words for it.
 pub struct Page<'a> {
     pub cap: &'a Capability,
@@ -197,6 +206,7 @@ pub struct Page<'a> {
     pub rows: Vec<Value>,
     /// Whether rows remain after this page.
     pub more: bool,
+    pub lines_len: usize,
     pub binding: Binding<'a>,
     pub key: &'a [u8],
     pub ttl_seconds: u64,
@@ -237,7 +247,7 @@ impl Page<'_> {
         };
         let body = match &self.cap.meta.text {
             Some(f) => crate::render::with_function(f, &self.rows)?,
-            None => crate::render::rows(&self.rows),
+            None => crate::render::rows(&self.rows, self.lines_len),
         };
         // moved, not copied (json! would serialize the rows into a new value)
         let n = self.rows.len();
@@ -330,15 +340,15 @@ pub fn result(
     cap: &Capability,
     args: &Map<String, Value>,
     window: &Window,
-    rows: Vec<Value>,
-    more: bool,
+    page: PageRows,
 ) -> Result<(String, Value), String> {
     let principal = caller.principal.digest().to_string();
     Page {
         cap,
         window,
-        rows,
-        more,
+        rows: page.rows,
+        more: page.more,
+        lines_len: page.lines_len,
         binding: Binding {
             principal: &principal,
             tool: &cap.name,

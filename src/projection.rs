@@ -37,9 +37,9 @@ fn value_of(returned: Returned) -> Value {
     match returned {
         Returned::One(v) => v.unwrap_or(Value::Null),
         // moved, not copied (json! would serialize the rows into a new value)
-        Returned::Rows { rows, more } => Value::Object(serde_json::Map::from_iter([
-            ("rows".to_string(), Value::Array(rows)),
-            ("more".to_string(), Value::Bool(more)),
+        Returned::Rows(page) => Value::Object(serde_json::Map::from_iter([
+            ("rows".to_string(), Value::Array(page.rows)),
+            ("more".to_string(), Value::Bool(page.more)),
         ])),
     }
 }

@@ -178,12 +178,11 @@ fn tool_result(
         })?;
     let (text, structured) = match (shape, returned) {
         (ReturnShape::ToolResult, Returned::One(Some(v))) => return Ok(v),
-        (_, Returned::Rows { rows, more }) => {
-            let (text, s) =
-                match pages::result(ctx.registry, ctx.caller, cap, args, window, rows, more) {
-                    Ok(page) => page,
-                    Err(message) => return refuse(message),
-                };
+        (_, Returned::Rows(page)) => {
+            let (text, s) = match pages::result(ctx.registry, ctx.caller, cap, args, window, page) {
+                Ok(page) => page,
+                Err(message) => return refuse(message),
+            };
             (text, Some(s))
         }
         (ReturnShape::Json | ReturnShape::Row, Returned::One(Some(v))) => {

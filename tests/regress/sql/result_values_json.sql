@@ -41,6 +41,24 @@ create function mcp.nested(depth int) returns jsonb language sql stable
   as $$ select (repeat('[', depth) || repeat(']', depth))::jsonb $$;
 create function mcp.nested_rows(depth int) returns table (id int, doc json) language sql stable
   as $$ select 1, (repeat('{"a":', depth) || '1' || repeat('}', depth))::json $$;
+-- Only column types chumbo reads straight off the row (src/result_json.rs), with a dropped column.
+create table public.direct_values (
+  id int primary key, gone text, n numeric, f float8, r real, small int2, big int8, flag boolean,
+  at timestamptz, ts timestamp, day date, label text, v varchar(40), doc json, docb jsonb, u uuid
+);
+alter table public.direct_values drop column gone;
+insert into public.direct_values values
+  (1, 12.50, 'NaN', 1.1, -32768, 9007199254740993, true, '2026-12-01 10:00:00.123456+00', '2026-12-01 10:00:00',
+   '2026-12-01', E'quote " backslash \\ newline \n tab \t é ✓ 🐘', 'v', '{"a": 1, "a": 2}', '{"z": [true, null]}',
+   'a1000000-0000-4000-8000-000000000001'),
+  (2, 'NaN', 'Infinity', '-Infinity', 0, -9223372036854775808, false, 'infinity', '-infinity', 'infinity',
+   '', '', 'null', '"text"', 'ffffffff-ffff-ffff-ffff-ffffffffffff'),
+  (3, -1e-20, 0.1, 3.4e38, 1, 0, null, '1999-01-08 04:05:06+02', '0001-01-01 00:00:00 BC', '0001-01-01 BC',
+   null, null, null, null, null),
+  (4, 1e40, 1.5e300, 1e-30, null, null, null, null, null, null, null, null, '3.25', '-0.5e3', null);
+grant select on public.direct_values to authenticated;
+create function mcp.direct_rows() returns setof public.direct_values
+  language sql stable as $$ select * from public.direct_values order by id $$;
 grant execute on all functions in schema mcp to authenticated;
 
 -- Every row, column by column, equals what to_jsonb makes of it.
@@ -49,6 +67,15 @@ select r -> 'structuredContent' -> 'rows' = (select jsonb_agg(to_jsonb(t) order 
   from pg_temp.result('typed_rows') r;
 select r -> 'structuredContent' -> 'rows' = (select jsonb_agg(jsonb_build_object('id', id, 'doc', doc::jsonb, 'p', to_jsonb(p)) order by id) from public.typed_values) as table_equals_to_jsonb
   from pg_temp.result('typed_table') r;
+-- The same for rows read column by column, also when the session prints floats with fewer digits.
+select r -> 'structuredContent' -> 'rows' = (select jsonb_agg(to_jsonb(t) order by id) from public.direct_values t) as direct_rows_equal_to_jsonb,
+       coalesce(r ->> 'isError', 'false') as is_error
+  from pg_temp.result('direct_rows') r;
+set extra_float_digits = 0;
+select r -> 'structuredContent' -> 'rows' = (select jsonb_agg(to_jsonb(t) order by id) from public.direct_values t) as direct_rows_equal_short_floats
+  from pg_temp.result('direct_rows') r;
+reset extra_float_digits;
+select jsonb_pretty(r #> '{structuredContent,rows,1}') as direct_second_row from pg_temp.result('direct_rows') r;
 -- What the values look like: digits kept where JSON can hold them, strings for the rest.
 select jsonb_pretty(r -> 'structuredContent' -> 'rows' -> 0) as first_row from pg_temp.result('typed_rows') r;
 select r #> '{structuredContent,rows,1}' as second_row from pg_temp.result('typed_rows') r;

@@ -93,7 +93,7 @@ fn markdown(rows: &[Value]) -> Option<String> {
 
 /// A table cell: pipes escaped, line breaks as `<br>` (a cell is one line).
 fn push_cell(out: &mut String, s: &str) {
-    if !s.contains(['\\', '|', '\r', '\n']) {
+    if !s.bytes().any(|b| matches!(b, b'\\' | b'|' | b'\r' | b'\n')) {
         out.push_str(s);
         return;
     }

@@ -76,7 +76,14 @@ impl RowReader {
         // SAFETY: per this function's contract; the datums point into the detoasted tuple, which
         // lives in the current memory context until the call ends.
         unsafe {
-            let header = pg_sys::pg_detoast_datum(datum.cast_mut_ptr()) as pg_sys::HeapTupleHeader;
+            // A row from a function scan is a plain in-memory tuple: detoast (an FFI call, as
+            // costly as reading a column) only a compressed or out-of-line one.
+            let raw = datum.cast_mut_ptr::<pg_sys::varlena>();
+            let header = if pgrx::varlena::varatt_is_4b_u(raw) {
+                raw as pg_sys::HeapTupleHeader
+            } else {
+                pg_sys::pg_detoast_datum(raw) as pg_sys::HeapTupleHeader
+            };
             let (typid, typmod) = (
                 pgrx::heap_tuple_header_get_type_id(header),
                 pgrx::heap_tuple_header_get_typmod(header),

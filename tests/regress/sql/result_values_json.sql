@@ -59,6 +59,8 @@ insert into public.direct_values values
 grant select on public.direct_values to authenticated;
 create function mcp.direct_rows() returns setof public.direct_values
   language sql stable as $$ select * from public.direct_values order by id $$;
+create function mcp.direct_table() returns table (id int, label text, at timestamptz, u uuid)
+  language sql stable as $$ select id, label, at, u from public.direct_values order by id $$;
 grant execute on all functions in schema mcp to authenticated;
 
 -- Every row, column by column, equals what to_jsonb makes of it.
@@ -71,6 +73,8 @@ select r -> 'structuredContent' -> 'rows' = (select jsonb_agg(jsonb_build_object
 select r -> 'structuredContent' -> 'rows' = (select jsonb_agg(to_jsonb(t) order by id) from public.direct_values t) as direct_rows_equal_to_jsonb,
        coalesce(r ->> 'isError', 'false') as is_error
   from pg_temp.result('direct_rows') r;
+select r -> 'structuredContent' -> 'rows' = (select jsonb_agg(jsonb_build_object('id', id, 'label', label, 'at', at, 'u', u) order by id) from public.direct_values) as direct_table_equal_to_jsonb
+  from pg_temp.result('direct_table') r;
 set extra_float_digits = 0;
 select r -> 'structuredContent' -> 'rows' = (select jsonb_agg(to_jsonb(t) order by id) from public.direct_values t) as direct_rows_equal_short_floats
   from pg_temp.result('direct_rows') r;

@@ -658,16 +658,34 @@ describe("CHUMBO_CLIENT_IP_HEADER: its first entry is the anonymous rate-limit b
 // non-ASCII text, characters JSON may escape or not (U+2028, U+2029, emoji), and large results.
 describe("bodies pass through the edge intact", () => {
   const ECHO = "e2e_echo";
+  const BIG = "e2e_big_number";
   before(() => {
     psql(
       `create or replace function mcp.${ECHO}(text text, copies int default 1) returns text
             language sql stable as $$ select repeat(text, copies) $$;
           comment on function mcp.${ECHO}(text, int) is 'Echo text back, repeated (e2e: bodies pass through).';
           revoke execute on function mcp.${ECHO}(text, int) from public;
-          grant execute on function mcp.${ECHO}(text, int) to authenticated;`,
+          grant execute on function mcp.${ECHO}(text, int) to authenticated;
+          create or replace function mcp.${BIG}() returns table (n int8)
+            language sql stable as $$ select 9007199254740993::int8 $$;
+          comment on function mcp.${BIG}() is 'A number JSON.parse would round (e2e: bodies pass through).';
+          revoke execute on function mcp.${BIG}() from public;
+          grant execute on function mcp.${BIG}() to authenticated;`,
     );
   });
-  after(() => psql(`drop function if exists mcp.${ECHO}(text, int)`));
+
+  // 2^53 + 1: an edge that parsed the answer and wrote it again (JSON.parse, JSON.stringify) would
+  // send 9007199254740992; the text block and structuredContent both carry the exact digits.
+  test("a number beyond a double's precision keeps its digits", async () => {
+    const r = await post({ jsonrpc: "2.0", id: 42, method: "tools/call", params: { name: BIG, arguments: {} } }, {
+      token: TOKENS.alice,
+    });
+    assert.equal(r.status, 200);
+    const text = await r.text();
+    assert.match(text, /"structuredContent":\{[^}]*"rows":\[\{"n":9007199254740993\}\]/);
+    assert.doesNotMatch(text, /9007199254740992/);
+  });
+  after(() => psql(`drop function if exists mcp.${ECHO}(text, int); drop function if exists mcp.${BIG}()`));
 
   const call = (id, text, copies) =>
     post({

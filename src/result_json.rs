@@ -27,27 +27,92 @@ pub fn parse(text: &str) -> Value {
     })
 }
 
-/// Column types read without `to_json`: each gives exactly the value `to_json`'s text parses to.
-fn read_directly(typid: pg_sys::Oid) -> bool {
-    use pg_sys::*;
-    [
-        BOOLOID,
-        INT2OID,
-        INT4OID,
-        INT8OID,
-        FLOAT4OID,
-        FLOAT8OID,
-        NUMERICOID,
-        TEXTOID,
-        VARCHAROID,
-        UUIDOID,
-        DATEOID,
-        TIMESTAMPOID,
-        TIMESTAMPTZOID,
-        JSONOID,
-        JSONBOID,
-    ]
-    .contains(&typid)
+/// How a column of a direct-read type becomes its value: each gives exactly the value
+/// `to_json`'s text parses to. Decided once per row type, with the output function looked up then.
+#[derive(Clone, Copy)]
+enum Kind {
+    Bool,
+    Int2,
+    Int4,
+    Int8,
+    Text,
+    Uuid,
+    /// to_json's own encoding of dates and times (ISO 8601, "infinity" spelled out).
+    DateTime(pg_sys::Oid),
+    /// The output function's text: a number when it is one (the session's extra_float_digits
+    /// applies as it does in to_json), a string for NaN and the infinities.
+    Number(pg_sys::Oid),
+    /// The output function's text, parsed (json keeps its last duplicate key, as jsonb does).
+    Json(pg_sys::Oid),
+}
+
+impl Kind {
+    /// The kind of a column of type `typid`; None for a type only `row_to_json` reads.
+    fn of(typid: pg_sys::Oid) -> Option<Kind> {
+        use pg_sys::*;
+        let output = || {
+            let (mut out, mut varlena) = (Oid::INVALID, false);
+            // SAFETY: a catalog lookup for a type named by a live row type's descriptor.
+            unsafe { getTypeOutputInfo(typid, &mut out, &mut varlena) };
+            out
+        };
+        Some(match typid {
+            BOOLOID => Kind::Bool,
+            INT2OID => Kind::Int2,
+            INT4OID => Kind::Int4,
+            INT8OID => Kind::Int8,
+            TEXTOID | VARCHAROID => Kind::Text,
+            UUIDOID => Kind::Uuid,
+            DATEOID | TIMESTAMPOID | TIMESTAMPTZOID => Kind::DateTime(typid),
+            FLOAT4OID | FLOAT8OID | NUMERICOID => Kind::Number(output()),
+            JSONOID | JSONBOID => Kind::Json(output()),
+            _ => return None,
+        })
+    }
+
+    /// The value of a non-null datum of this kind's type.
+    ///
+    /// # Safety
+    /// `d` is a non-null datum of the column type this kind was made for.
+    unsafe fn value(self, d: pg_sys::Datum) -> Value {
+        // SAFETY: per this function's contract: each arm reads the datum as its type's
+        // representation; the C strings are palloc'd and copied out at once.
+        unsafe {
+            let text_of =
+                |out| CStr::from_ptr(pg_sys::OidOutputFunctionCall(out, d)).to_string_lossy();
+            match self {
+                Kind::Bool => Value::Bool(d.value() != 0),
+                Kind::Int2 => Value::from(d.value() as i16),
+                Kind::Int4 => Value::from(d.value() as i32),
+                Kind::Int8 => Value::from(d.value() as i64),
+                Kind::Text => Value::String(
+                    <String as pgrx::FromDatum>::from_polymorphic_datum(d, false, pg_sys::TEXTOID)
+                        .unwrap_or_default(),
+                ),
+                Kind::Uuid => Value::String(uuid_text(std::slice::from_raw_parts(
+                    d.cast_mut_ptr::<u8>(),
+                    16,
+                ))),
+                Kind::DateTime(typid) => {
+                    let s = pg_sys::JsonEncodeDateTime(
+                        std::ptr::null_mut(),
+                        d,
+                        typid,
+                        std::ptr::null(),
+                    );
+                    Value::String(CStr::from_ptr(s).to_string_lossy().into_owned())
+                }
+                Kind::Number(out) => {
+                    let text = text_of(out);
+                    match serde_json::from_str::<Number>(&text) {
+                        Ok(n) => Value::Number(n),
+                        Err(_) => Value::String(text.into_owned()),
+                    }
+                }
+                Kind::Json(out) => parse(&text_of(out)),
+            }
+        }
+    }
 }
 
 /// Reads the rows of one result: composite datums of one row type, each as the JSON value
@@ -62,8 +127,11 @@ struct RowShape {
     typmod: i32,
     /// A copy of the row type's descriptor, in the current memory context (no reference held).
     desc: pg_sys::TupleDesc,
-    /// (attribute index, name, type) of the live columns; None: a column needs row_to_json.
-    columns: Option<Vec<(usize, String, pg_sys::Oid)>>,
+    /// (attribute index, name, kind) of the live columns; None: a column needs row_to_json.
+    columns: Option<Vec<(usize, String, Kind)>>,
+    /// heap_deform_tuple's output, reused from row to row.
+    values: Vec<pg_sys::Datum>,
+    nulls: Vec<bool>,
 }
 
 impl RowReader {
@@ -88,7 +156,7 @@ impl RowReader {
                 pgrx::heap_tuple_header_get_type_id(header),
                 pgrx::heap_tuple_header_get_typmod(header),
             );
-            let shape = match &self.shape {
+            let shape = match &mut self.shape {
                 Some(s) if s.typid == typid && s.typmod == typmod => s,
                 _ => self.shape.insert(RowShape::of(typid, typmod)),
             };
@@ -97,24 +165,21 @@ impl RowReader {
                     pgrx::direct_function_call::<String>(pg_sys::row_to_json, &[Some(datum)]);
                 return parse(&text.unwrap_or_default());
             };
-            let natts = (*shape.desc).natts as usize;
-            let mut values = vec![pg_sys::Datum::from(0); natts];
-            let mut nulls = vec![false; natts];
             let mut tuple: pg_sys::HeapTupleData = std::mem::zeroed();
             tuple.t_len = pgrx::heap_tuple_header_get_datum_length(header) as u32;
             tuple.t_data = header;
             pg_sys::heap_deform_tuple(
                 &mut tuple,
                 shape.desc,
-                values.as_mut_ptr(),
-                nulls.as_mut_ptr(),
+                shape.values.as_mut_ptr(),
+                shape.nulls.as_mut_ptr(),
             );
             let mut m = Map::new();
-            for (i, name, typid) in columns {
-                let v = if nulls[*i] {
+            for (i, name, kind) in columns {
+                let v = if shape.nulls[*i] {
                     Value::Null
                 } else {
-                    column(values[*i], *typid)
+                    kind.value(shape.values[*i])
                 };
                 m.insert(name.clone(), v);
             }
@@ -130,16 +195,16 @@ impl RowShape {
         // SAFETY: per this function's contract; the copy is palloc'd and never freed early.
         unsafe {
             let desc = pg_sys::lookup_rowtype_tupdesc_copy(typid, typmod);
-            let attrs = (*desc).attrs.as_slice((*desc).natts as usize);
-            let columns = attrs
+            let natts = (*desc).natts as usize;
+            let columns = (*desc)
+                .attrs
+                .as_slice(natts)
                 .iter()
                 .enumerate()
                 .filter(|(_, a)| !a.attisdropped)
                 .map(|(i, a)| {
-                    read_directly(a.atttypid).then(|| {
-                        let name = CStr::from_ptr(a.attname.data.as_ptr());
-                        (i, name.to_string_lossy().into_owned(), a.atttypid)
-                    })
+                    let name = CStr::from_ptr(a.attname.data.as_ptr());
+                    Kind::of(a.atttypid).map(|k| (i, name.to_string_lossy().into_owned(), k))
                 })
                 .collect();
             RowShape {
@@ -147,51 +212,8 @@ impl RowShape {
                 typmod,
                 desc,
                 columns,
-            }
-        }
-    }
-}
-
-/// One non-null column of a type [read_directly] accepts.
-///
-/// # Safety
-/// `d` is a non-null datum of type `typid`.
-unsafe fn column(d: pg_sys::Datum, typid: pg_sys::Oid) -> Value {
-    use pg_sys::*;
-    // SAFETY: per this function's contract: each arm reads the datum as its type's representation.
-    unsafe {
-        match typid {
-            BOOLOID => Value::Bool(d.value() != 0),
-            INT2OID => Value::from(d.value() as i16),
-            INT4OID => Value::from(d.value() as i32),
-            INT8OID => Value::from(d.value() as i64),
-            TEXTOID | VARCHAROID => Value::String(
-                <std::string::String as pgrx::FromDatum>::from_polymorphic_datum(d, false, typid)
-                    .unwrap_or_default(),
-            ),
-            UUIDOID => Value::String(uuid_text(std::slice::from_raw_parts(
-                d.cast_mut_ptr::<u8>(),
-                16,
-            ))),
-            // to_json's own encoding of dates and times (ISO 8601, "infinity" spelled out)
-            DATEOID | TIMESTAMPOID | TIMESTAMPTZOID => {
-                let s =
-                    pg_sys::JsonEncodeDateTime(std::ptr::null_mut(), d, typid, std::ptr::null());
-                Value::String(CStr::from_ptr(s).to_string_lossy().into_owned())
-            }
-            // to_json writes the output function's text: a number when it is one (the session's
-            // extra_float_digits applies as it does there), a string for NaN and the infinities
-            _ => {
-                let (mut out, mut varlena) = (pg_sys::Oid::INVALID, false);
-                pg_sys::getTypeOutputInfo(typid, &mut out, &mut varlena);
-                let text = CStr::from_ptr(pg_sys::OidOutputFunctionCall(out, d)).to_string_lossy();
-                match typid {
-                    JSONOID | JSONBOID => parse(&text),
-                    _ => match serde_json::from_str::<Number>(&text) {
-                        Ok(n) => Value::Number(n),
-                        Err(_) => Value::String(text.into_owned()),
-                    },
-                }
+                values: vec![pg_sys::Datum::from(0); natts],
+                nulls: vec![false; natts],
             }
         }
     }
@@ -199,14 +221,16 @@ unsafe fn column(d: pg_sys::Datum, typid: pg_sys::Oid) -> Value {
 
 /// uuid_out's text of 16 bytes: lowercase hex in groups of 8-4-4-4-12.
 fn uuid_text(b: &[u8]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let hex = crate::principal::hex(b);
     let mut s = String::with_capacity(36);
-    for (i, byte) in b.iter().enumerate() {
-        if matches!(i, 4 | 6 | 8 | 10) {
+    for (i, group) in [0..8, 8..12, 12..16, 16..20, 20..32]
+        .into_iter()
+        .enumerate()
+    {
+        if i > 0 {
             s.push('-');
         }
-        s.push(HEX[(byte >> 4) as usize] as char);
-        s.push(HEX[(byte & 15) as usize] as char);
+        s.push_str(&hex[group]);
     }
     s
 }

@@ -203,10 +203,7 @@ pub struct PageRows {
 pub struct Page<'a> {
     pub cap: &'a Capability,
     pub window: &'a Window,
-    pub rows: Vec<Value>,
-    /// Whether rows remain after this page.
-    pub more: bool,
-    pub lines_len: usize,
+    pub page: PageRows,
     pub binding: Binding<'a>,
     pub key: &'a [u8],
     pub ttl_seconds: u64,
@@ -221,11 +218,11 @@ impl Page<'_> {
             Position::Offset(n) => Some(*n + 1),
             Position::After(_) => None,
         };
-        let next = if self.more {
+        let next = if self.page.more {
             let position = if self.window.order_by.is_empty() {
-                Position::Offset(first.unwrap_or(1) - 1 + self.rows.len() as u64)
+                Position::Offset(first.unwrap_or(1) - 1 + self.page.rows.len() as u64)
             } else {
-                let last = self.rows.last();
+                let last = self.page.rows.last();
                 let mut key = Map::new();
                 for c in &self.window.order_by {
                     match last.and_then(|r| r.get(c)) {
@@ -246,14 +243,14 @@ impl Page<'_> {
             None
         };
         let body = match &self.cap.meta.text {
-            Some(f) => crate::render::with_function(f, &self.rows)?,
-            None => crate::render::rows(&self.rows, self.lines_len),
+            Some(f) => crate::render::with_function(f, &self.page.rows)?,
+            None => crate::render::rows(&self.page.rows, self.page.lines_len),
         };
         // moved, not copied (json! would serialize the rows into a new value)
-        let n = self.rows.len();
+        let n = self.page.rows.len();
         let mut structured = Value::Object(Map::from_iter([(
             "rows".to_string(),
-            Value::Array(self.rows),
+            Value::Array(self.page.rows),
         )]));
         let span = match first {
             Some(f) if n > 0 => format!("rows {f}-{}", f + n as u64 - 1),
@@ -346,9 +343,7 @@ pub fn result(
     Page {
         cap,
         window,
-        rows: page.rows,
-        more: page.more,
-        lines_len: page.lines_len,
+        page,
         binding: Binding {
             principal: &principal,
             tool: &cap.name,

@@ -5,7 +5,8 @@
 //! The layers, lowest first (a module uses only modules of lower layers or its own):
 //! 1. values: jsonrpc, error, datum, settings, guards, uri_template, types, metadata, content,
 //!    principal, events, render, result_json, skills_archive
-//! 2. backend plumbing: spi_read, then session (roles, subtransactions, settings), then ledger,
+//! 2. backend plumbing: spi_read, then session (roles, subtransactions, settings), then audit_queue
+//!    (read-only calls' audit rows, written by a background worker), ledger,
 //!    apikey, auth, skills (stored skills), predicates (policy functions resolved)
 //! 3. the registry and MRTR: registry, mrtr, runs; then pages (page windows and cursors of a
 //!    registry capability), then execute (runs a registry capability), then what runs around a

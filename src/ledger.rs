@@ -1,7 +1,7 @@
 //! chumbo's own records of requests: rate-limit counters and audit events, written as the
 //! extension owner (the caller cannot touch either table).
 
-use crate::session;
+use crate::{audit_queue, session};
 use pgrx::prelude::*;
 use pgrx::{pg_sys, JsonB};
 use serde_json::Value;
@@ -71,16 +71,35 @@ const AUDIT_TYPES: [pg_sys::Oid; 10] = [
     pg_sys::TEXTOID,
 ];
 
-/// Writes one audit event in the request's own transaction: the row commits exactly when the
-/// call does, and is as durable as its commit (see session::relax_commit_for_bookkeeping).
+/// Writes one audit event: a read-only call's last event goes to the audit queue when there is
+/// one (audit_queue::defer: written by the worker after the call commits), every other one in
+/// the request's own transaction: the row commits exactly when the call does, and is as durable as its commit (see session::relax_commit_for_bookkeeping).
 /// No subtransaction of its own: if the row cannot be written, the error aborts the request's
 /// transaction, so no call commits without its row. `last`: nothing else of the request follows,
 /// so the commit may be relaxed.
 pub fn audit(last: bool, event: Event) {
+    let bytes = i32::try_from(event.bytes).unwrap_or(i32::MAX);
+    if last && event.detail.is_none() {
+        let row = audit_queue::Row {
+            texts: [
+                Some(event.trace_id),
+                Some(event.era),
+                event.method,
+                event.capability,
+                Some(event.principal),
+                Some(event.outcome),
+                event.run_id,
+            ],
+            duration_ms: event.duration_ms,
+            bytes,
+        };
+        if audit_queue::defer(&row) {
+            return;
+        }
+    }
     if last {
         session::relax_commit_for_bookkeeping();
     }
-    let bytes = i32::try_from(event.bytes).unwrap_or(i32::MAX);
     let written = session::bookkeeping(|| {
         session::as_owner(|| {
             Spi::connect_mut(|client| {

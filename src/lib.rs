@@ -7,6 +7,7 @@ mod alloc;
 mod api;
 mod apikey;
 mod approval;
+mod audit_queue;
 mod auth;
 mod content;
 mod datum;
@@ -46,6 +47,7 @@ mod uri_template;
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {
     guards::init();
+    audit_queue::init();
 }
 
 // chumbo's own SQL objects, one file per concern. pgrx orders them by `requires` (a file that

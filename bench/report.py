@@ -188,6 +188,11 @@ def render(results_path, meta_path, out_path):
     w(f"| PostgreSQL | {meta['pg']} |")
     w(f"| chumbo | extension {meta['chumbo']}, chumbo.so sha256 {meta['so']}, repo {meta['commit']} |")
     w(f"| chumbo.so build | {'**' + meta['build'] + '**' if meta['build'].startswith('DEBUG') else meta['build']} |")
+    if meta.get("audit_queue"):
+        aq = json.loads(meta["audit_queue"])
+        w("| audit queue (`shared_preload_libraries = 'chumbo'`) | " + (
+            f"rows written by the worker {aq['written']:,}, written in their calls because the queue was full {aq['overflowed']:,} |"
+            if aq.get("preloaded") else "not preloaded: every audit row was written in its call |"))
     if meta.get("so_start") and meta["so_start"] != meta["so"]:
         w(f"| **warning** | chumbo.so was replaced during the run (at the start: {meta['so_start']}); backends started before and after ran different builds |")
     w(f"| clients | pgbench 15 (`-M prepared`, login role `chumbo_edge`), {meta['wrk']}, Node {meta['node']}, {meta['deno']}, @modelcontextprotocol/sdk {meta['sdk']} |")
@@ -291,7 +296,7 @@ def render(results_path, meta_path, out_path):
       f"project and {f(rp)} archived ones, so `list_projects` answers {f(ro)} row for `{{\"status\":\"active\"}}` and "
       f"{f(rp)} rows, one page of chumbo's, for `{{\"status\":\"archived\"}}`; the table stays small, so the tool's query is "
       "cheap and chumbo's own work is what is compared), run as the edge's login role. **chumbo** is "
-      "`select chumbo.handle('<tools/call list_projects>', '<Alice's claims>')` with its defaults (audit on). The "
+      "`select chumbo.handle('<tools/call list_projects>', '<Alice's claims>')` with its defaults (audit on; the bench cluster preloads chumbo, so a read-only call's audit row goes to the audit queue and a background worker writes it, src/audit_queue.rs). The "
       "**like-for-like floor** (`bench.floor_like_for_like`, `bench/sql/floor.sql`) is issue 14's: one plpgsql call that "
       "sets `request.jwt.claims`, switches to `authenticated`, calls `mcp.list_projects` inside a `begin … exception` "
       "block, `jsonb_agg(to_jsonb(row))`, builds the whole JSON-RPC response (the rows as text and as structuredContent) "

@@ -88,7 +88,7 @@ if pg_isready -q -h 127.0.0.1 -p "$PORT" -t 2; then die "port $PORT is taken (se
 rm -rf "$DIR/data"
 as_pg "$PG_BIN/initdb" -D "$DIR/data" -U postgres --auth=trust --locale=C.UTF-8 >/dev/null
 as_pg "$PG_BIN/pg_ctl" -D "$DIR/data" -l "$DIR/server.log" -w -t 60 \
-  -o "-c listen_addresses=127.0.0.1 -c port=$PORT -c unix_socket_directories=$DIR -c max_connections=120" \
+  -o "-c listen_addresses=127.0.0.1 -c port=$PORT -c unix_socket_directories=$DIR -c max_connections=120 -c shared_preload_libraries=chumbo" \
   start >/dev/null
 
 q() { psql_at "$PORT" "$@"; }
@@ -364,6 +364,7 @@ jq -n \
   --arg pg "$(q1 postgres 'select version()')" \
   --arg chumbo "$(q1 "$DB10" "select extversion from pg_extension where extname = 'chumbo'")" \
   --arg build "$(build_kind)" \
+  --arg audit_queue "$(q1 "$DB10" 'select chumbo.audit_queue_stats()')" \
   --arg so "$(so_id)" --arg so_start "$SO_START" \
   --arg commit "$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src sql supabase || echo ' (dirty)')" \
   --arg node "$(node --version)" --arg deno "$(deno --version | head -1)" --arg wrk "$(wrk --version 2>&1 | head -1 | cut -d' ' -f1-2)" \

@@ -10,6 +10,19 @@ LANGUAGE c
 AS 'MODULE_PATHNAME', 'cache_stats_wrapper';
 revoke execute on function chumbo.cache_stats() from public;
 
+-- The audit queue (src/audit_queue.rs): audit_flush waits until queued rows are written,
+-- audit_queue_stats reports the queue. pgrx's definitions; owners only, as in a fresh install.
+CREATE FUNCTION chumbo."audit_flush"() RETURNS bool
+STRICT VOLATILE PARALLEL UNSAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'audit_flush_wrapper';
+revoke execute on function chumbo.audit_flush() from public;
+CREATE FUNCTION chumbo."audit_queue_stats"() RETURNS jsonb
+STRICT VOLATILE PARALLEL SAFE
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'audit_queue_stats_wrapper';
+revoke execute on function chumbo.audit_queue_stats() from public;
+
 -- http_parts: the edge's entry point, bodies as text both ways (src/api.rs http_parts); grant_edge
 -- grants it, and every role that may call chumbo.http (an edge set up by an earlier version) may
 -- call it too, so an upgraded database serves the new edge at once.

@@ -36,7 +36,7 @@ const FIELDS: usize = 7;
 const NULL: u16 = u16::MAX;
 const BATCH: usize = 512;
 const FLUSH_EVERY: Duration = Duration::from_millis(100);
-const RESTART_AFTER_US: i64 = 10_000_000;
+const RESTART_AFTER_US: i64 = 1_000_000;
 /// How long a stopping worker waits for calls that reserved a slot to commit or abort.
 const DRAIN_WAIT_US: i64 = 5_000_000;
 

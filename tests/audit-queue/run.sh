@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# The audit queue (src/audit_queue.rs) on a cluster of its own started with
+# shared_preload_libraries = 'chumbo' (the regression suites run without it, so they cover the
+# rows written in the call). Claims checked, each failing without the queue or with it broken:
+#   - a read-only call stays a read-only transaction: no transaction id, and it works in a
+#     read-only transaction (an in-call insert cannot); its row arrives once the worker wrote it,
+#     with the values an in-call row has (the call's transaction start as `at`);
+#   - a call that wrote keeps its row in its own transaction (same xmin as its data);
+#   - a statement that fails after the call drops the row; a transaction block writes in the call
+#     (a rollback leaves nothing);
+#   - concurrent sessions: every row arrives exactly once, written in batches, no slot leaks;
+#   - a fast shutdown loses nothing; the worker comes back after it is terminated or after a crash;
+#   - anon and authenticated can call neither chumbo.audit_flush nor chumbo.audit_queue_stats.
+# Env: AUDIT_QUEUE_PG_PORT (default: a free port).
+set -euo pipefail
+source "$(dirname "$0")/../../scripts/lib.sh"
+
+pick_port AUDIT_QUEUE_PG_PORT
+PORT="$AUDIT_QUEUE_PG_PORT"
+DIR="$BASE/audit-queue" DATA="$BASE/audit-queue/data"
+WORK="$(mktemp -d)"
+as_pg() { (cd "$DIR" && env -u RUST_BACKTRACE runuser -u postgres -- "$@"); }
+ctl() { as_pg "$PG_BIN/pg_ctl" -D "$DATA" -l "$DIR/server.log" -w -t 60 "$@" >/dev/null; }
+start() { ctl -o "-c listen_addresses=127.0.0.1 -c port=$PORT -c unix_socket_directories=$DIR -c shared_preload_libraries=chumbo" start; }
+stop_if_running() { if [[ -f "$DATA/postmaster.pid" ]]; then ctl -m immediate stop || true; fi; }
+cleanup() { stop_if_running; rm -rf "$WORK"; }
+trap cleanup EXIT
+
+mkdir -p "$DIR" && chown postgres: "$BASE" "$DIR" && chmod 700 "$DIR"
+stop_if_running
+rm -rf "$DATA"
+as_pg "$PG_BIN/initdb" -D "$DATA" -U postgres --auth=trust --locale=C.UTF-8 >/dev/null
+log "audit-queue cluster on 127.0.0.1:$PORT, shared_preload_libraries = chumbo"
+start
+"$ROOT/scripts/load-db.sh" "$PORT" chumbo_audit_queue app >/dev/null
+
+q() { psql -X -q -At -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PORT" -U postgres -d chumbo_audit_queue "$@"; }
+fails=0
+check() { # what expected actual
+  if [[ "$2" == "$3" ]]; then log "ok: $1"
+  else printf 'FAIL: %s\n  expected: %s\n  got:      %s\n' "$1" "$2" "$3" >&2; fails=$((fails + 1)); fi
+}
+ALICE='{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}'
+# call TOOL [ARG]: the SQL of one tools/call of mcp.TOOL(tag) as Alice
+call() { printf "chumbo.handle('{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\",\"arguments\":{\"tag\":\"%s\"}}}', '%s')" "$1" "${2:-x}" "$ALICE"; }
+rows() { q -c "select count(*) from chumbo.audit_events where capability = '$1'"; }
+flush() { q -c "select chumbo.audit_flush()"; }
+worker_running() { q -c "select count(*) from pg_stat_activity where backend_type = 'chumbo audit'"; }
+wait_worker() { for _ in $(seq 100); do [[ "$(worker_running)" == 1 ]] && return 0; sleep 0.05; done; return 1; }
+
+q <<'SQL'
+create table public.probe_log (tag text primary key);
+grant select, insert on public.probe_log to authenticated;
+do $$
+declare t text;
+begin
+  foreach t in array array['probe_first', 'probe_ro', 'probe_at', 'probe_abort', 'probe_block',
+                           'probe_many', 'probe_stop', 'probe_again', 'probe_crash'] loop
+    execute format('create function mcp.%I(tag text) returns text language sql stable as $f$ select tag $f$', t);
+    execute format('comment on function mcp.%I(text) is %L', t, 'Echoes its tag.');
+    execute format('grant execute on function mcp.%I(text) to authenticated', t);
+  end loop;
+end $$;
+create function mcp.probe_write(tag text) returns text language sql as
+  $$ insert into public.probe_log values (tag) returning tag $$;
+comment on function mcp.probe_write(text) is 'Logs its tag.';
+grant execute on function mcp.probe_write(text) to authenticated;
+SQL
+
+check "no audit worker before the first call" 0 "$(worker_running)"
+q -c "select $(call probe_first)" >/dev/null
+wait_worker || true
+check "the first call that can queue starts the worker" 1 "$(worker_running)"
+check "the worker serves this database" t \
+  "$(q -c "select (s->>'accepting')::boolean and (s->>'database')::oid = d.oid from chumbo.audit_queue_stats() s, pg_database d where d.datname = current_database()")"
+
+# A read-only call: no transaction id, and it works where nothing may be written.
+check "a read-only call takes no transaction id" "t|ro1" \
+  "$(q -c "with r as materialized (select $(call probe_ro ro1) a) select txid_current_if_assigned() is null, a #>> '{result,content,0,text}' from r")"
+check "a read-only call works in a read-only transaction" "ro2" \
+  "$(PGOPTIONS='-c default_transaction_read_only=on' q -c "select $(call probe_ro ro2) #>> '{result,content,0,text}'")"
+check "audit_flush waits for the worker" t "$(flush)"
+check "both read-only calls have their rows" 2 "$(rows probe_ro)"
+# The same call written in the call (a transaction block): every column but id/at/trace_id matches.
+q -c "begin" -c "select $(call probe_ro ro1)" -c "commit" >/dev/null
+check "queued rows carry what a row written in the call carries" "1|3" \
+  "$(q -c "select count(distinct (era, method, principal, outcome, duration_ms > 0, run_id)), count(distinct trace_id) from chumbo.audit_events where capability = 'probe_ro'")"
+at="$(q -c "with r as materialized (select $(call probe_at) a) select now() from r")"
+flush >/dev/null
+check "a queued row's time is its call's transaction start" "t" \
+  "$(q -c "select at = '$at'::timestamptz from chumbo.audit_events where capability = 'probe_at'")"
+
+# A call that wrote: the row is written with its data, in the same transaction.
+xid="$(q -c "with r as materialized (select $(call probe_write w1) a) select a #>> '{result,content,0,text}', txid_current() % 4294967296 from r")"
+check "the writing call wrote" "w1" "${xid%%|*}"
+check "a writing call's row commits in its transaction" "${xid#*|}" \
+  "$(q -c "select xmin::text from chumbo.audit_events where capability = 'probe_write'")"
+
+# A statement that fails after the call: its row is dropped with it.
+q -c "select $(call probe_abort), 1 / (random() * 0)::int" >/dev/null 2>&1 && fails=$((fails + 1))
+flush >/dev/null
+check "a row of a call whose statement failed is dropped" 0 "$(rows probe_abort)"
+# A transaction block writes the row in the call: seen inside, gone with the rollback.
+check "inside a block the row is written in the call" 1 \
+  "$(q -c "begin" -c "select $(call probe_block)" -c "select count(*) from chumbo.audit_events where capability = 'probe_block'" -c "rollback" | tail -n 1)"
+flush >/dev/null
+check "a rolled-back block leaves no row" 0 "$(rows probe_block)"
+check "no reserved slot is left behind" 0 "$(q -c "select chumbo.audit_queue_stats()->>'reserved'")"
+
+# Concurrent sessions, each call its own transaction.
+for s in 1 2 3 4; do
+  for i in $(seq 250); do echo "select $(call probe_many "s$s-$i");"; done > "$WORK/many-$s.sql"
+done
+for s in 1 2 3 4; do q -f "$WORK/many-$s.sql" >/dev/null & done
+wait
+flush >/dev/null
+check "1,000 concurrent calls: 1,000 rows, each once" "1000|1000" \
+  "$(q -c "select count(*), count(distinct trace_id) from chumbo.audit_events where capability = 'probe_many'")"
+check "they were written in batches (far fewer transactions than rows)" t \
+  "$(q -c "select count(distinct xmin::text) < 250 from chumbo.audit_events where capability = 'probe_many'")"
+check "no slot leaked and nothing overflowed" "0|0|0" \
+  "$(q -c "select s->>'reserved', s->>'queued', s->>'overflowed' from chumbo.audit_queue_stats() s")"
+
+# A fast shutdown right after the calls: the worker writes everything before it exits.
+for i in $(seq 300); do echo "select $(call probe_stop "$i");"; done > "$WORK/stop.sql"
+q -f "$WORK/stop.sql" >/dev/null
+ctl -m fast stop
+start
+check "a fast shutdown loses no queued row" 300 "$(rows probe_stop)"
+
+# The worker terminated: calls write their rows themselves until a call starts it again.
+q -c "select $(call probe_again a0)" >/dev/null
+wait_worker || true
+q -c "select pg_terminate_backend(pid) from pg_stat_activity where backend_type = 'chumbo audit'" >/dev/null
+for _ in $(seq 100); do [[ "$(worker_running)" == 0 ]] && break; sleep 0.05; done
+q -c "select $(call probe_again a1)" >/dev/null
+check "without a worker the row is written in the call" 2 "$(rows probe_again)"
+sleep 1.2
+q -c "select $(call probe_again a2)" >/dev/null
+wait_worker || true
+check "a later call starts the worker again" 1 "$(worker_running)"
+flush >/dev/null
+check "and its row arrives" 3 "$(rows probe_again)"
+
+# A crash (immediate shutdown): written rows stay, and the queue works again after recovery.
+ctl -m immediate stop
+start
+q -c "select $(call probe_crash c1)" >/dev/null
+wait_worker || true
+q -c "select $(call probe_crash c2)" >/dev/null
+flush >/dev/null
+check "after a crash the queue works again" 2 "$(rows probe_crash)"
+check "rows written before the crash are kept" 300 "$(rows probe_stop)"
+
+# Neither function is for request roles.
+for role in anon authenticated; do
+  for f in "audit_flush()" "audit_queue_stats()"; do
+    out="$(q -c "set role $role" -c "select chumbo.$f" 2>&1 || true)"
+    check "$role cannot call chumbo.$f" "permission denied" "$(grep -o 'permission denied' <<<"$out" | head -n 1)"
+  done
+done
+
+if ((fails)); then die "audit-queue: $fails check(s) failed (server log: $DIR/server.log)"; fi
+log "audit-queue: all checks passed"

@@ -16,8 +16,10 @@
 //! reserved a slot, writes everything and exits. A row whose transaction aborts is dropped.
 //!
 //! Rows are queued for one database at a time (the worker's): a call in another database writes
-//! its row itself. The worker is started on demand by the first call that could queue, at most
-//! once per [RESTART_AFTER_US] of failed starts.
+//! its row itself. The worker is started on demand by the first call that could queue (at most one
+//! start per [RESTART_AFTER_US]) and exits after [IDLE_EXIT_US] without work, so that it does not
+//! hold its database against DROP DATABASE. On a standby nothing is queued (nothing could be
+//! written there; the call fails as it would writing its row).
 
 use pgrx::bgworkers::{BackgroundWorker, BackgroundWorkerBuilder, SignalWakeFlags};
 use pgrx::datum::TimestampWithTimeZone;
@@ -39,6 +41,8 @@ const FLUSH_EVERY: Duration = Duration::from_millis(100);
 const RESTART_AFTER_US: i64 = 1_000_000;
 /// How long a stopping worker waits for calls that reserved a slot to commit or abort.
 const DRAIN_WAIT_US: i64 = 5_000_000;
+/// A worker with nothing to write for this long exits (a later call starts another).
+const IDLE_EXIT_US: i64 = 10_000_000;
 
 /// The text columns, in this order: trace_id, era, method, capability, principal, outcome, run_id.
 pub struct Row<'a> {
@@ -178,7 +182,9 @@ pub fn defer(row: &Row) -> bool {
             pg_sys::GetCurrentTransactionStartTimestamp(),
         )
     };
-    if in_block || wrote {
+    // On a standby nothing can be written: the call must fail as it would writing its row.
+    // SAFETY: reads shared recovery state.
+    if in_block || wrote || unsafe { pg_sys::RecoveryInProgress() } {
         return false;
     }
     let Some(entry) = Entry::of(row, at) else {
@@ -194,8 +200,7 @@ pub fn defer(row: &Row) -> bool {
             if q.accepting && q.database == database {
                 q.overflowed += 1;
             }
-            // SAFETY: reads the clock.
-            let now = unsafe { pg_sys::GetCurrentTimestamp() };
+            let now = now();
             if q.worker_latch == 0
                 && (q.database == pg_sys::InvalidOid || q.database == database)
                 && now - q.last_start > RESTART_AFTER_US
@@ -207,8 +212,8 @@ pub fn defer(row: &Row) -> bool {
             false
         }
     };
-    if start {
-        start_worker(database);
+    if start && !start_worker(database) {
+        release_database_if_unused(&mut QUEUE.exclusive());
     }
     if reserved {
         if !CALLBACK.with(|c| c.replace(true)) {
@@ -220,7 +225,7 @@ pub fn defer(row: &Row) -> bool {
     reserved
 }
 
-fn start_worker(database: pg_sys::Oid) {
+fn start_worker(database: pg_sys::Oid) -> bool {
     let started = BackgroundWorkerBuilder::new("chumbo audit writer")
         .set_type("chumbo audit")
         .set_library("chumbo")
@@ -232,6 +237,7 @@ fn start_worker(database: pg_sys::Oid) {
     if started.is_err() {
         pgrx::log!("chumbo: could not start the audit writer (max_worker_processes?); rows are written in their calls");
     }
+    started.is_ok()
 }
 
 /// At commit the reserved rows join the queue; at abort they are dropped. Nothing here can fail:
@@ -278,6 +284,8 @@ unsafe extern "C-unwind" fn at_transaction_end(
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn chumbo_audit_worker_main(arg: pg_sys::Datum) {
     let database = pg_sys::Oid::from(arg.value() as u32);
+    // SAFETY: a static callback, registered before anything can fail; it runs on every exit path.
+    unsafe { pg_sys::before_shmem_exit(Some(at_worker_exit), pg_sys::Datum::from(0)) };
     BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGHUP | SignalWakeFlags::SIGTERM);
     BackgroundWorker::connect_worker_to_spi_by_oid(Some(database), None);
     {
@@ -285,31 +293,64 @@ pub extern "C-unwind" fn chumbo_audit_worker_main(arg: pg_sys::Datum) {
         if q.worker_latch != 0 || q.database != database {
             return; // another worker serves the queue
         }
-        // SAFETY: MyProc is this process's PGPROC in shared memory, set once connected.
-        q.worker_latch = unsafe { &raw mut (*pg_sys::MyProc).procLatch } as usize;
+        q.worker_latch = my_latch();
         q.accepting = true;
     }
-    // SAFETY: a static callback; it runs on every exit path, errors included.
-    unsafe { pg_sys::before_shmem_exit(Some(at_worker_exit), pg_sys::Datum::from(0)) };
-    while BackgroundWorker::wait_latch(Some(FLUSH_EVERY)) {
-        write_queued();
+    let mut idle_since = now();
+    loop {
+        if !BackgroundWorker::wait_latch(Some(FLUSH_EVERY)) {
+            break;
+        }
+        if write_queued() > 0 {
+            idle_since = now();
+        } else if now() - idle_since > IDLE_EXIT_US && stop_accepting_if_idle() {
+            // Idle: exit, so that DROP DATABASE is not refused for a connection nobody uses.
+            return;
+        }
     }
     QUEUE.exclusive().accepting = false;
-    // SAFETY: reads the clock.
-    let deadline = unsafe { pg_sys::GetCurrentTimestamp() } + DRAIN_WAIT_US;
-    while QUEUE.share().reserved > 0 && unsafe { pg_sys::GetCurrentTimestamp() } < deadline {
+    let deadline = now() + DRAIN_WAIT_US;
+    while QUEUE.share().reserved > 0 && now() < deadline {
         // SAFETY: sleeps 1 ms.
         unsafe { pg_sys::pg_usleep(1000) };
     }
     write_queued();
 }
 
+fn now() -> i64 {
+    // SAFETY: reads the clock.
+    unsafe { pg_sys::GetCurrentTimestamp() }
+}
+
+fn my_latch() -> usize {
+    // SAFETY: MyProc is this process's PGPROC in shared memory.
+    (unsafe { &raw mut (*pg_sys::MyProc).procLatch }) as usize
+}
+
+/// Stops taking rows when nothing is queued or promised; false (and still accepting) otherwise.
+fn stop_accepting_if_idle() -> bool {
+    let mut q = QUEUE.exclusive();
+    let idle = q.queued() == 0 && q.reserved == 0;
+    if idle {
+        q.accepting = false;
+    }
+    idle
+}
+
 #[pg_guard]
 unsafe extern "C-unwind" fn at_worker_exit(_code: i32, _arg: pg_sys::Datum) {
     let mut q = QUEUE.exclusive();
-    q.accepting = false;
-    q.worker_latch = 0;
-    if q.queued() == 0 && q.reserved == 0 {
+    // SAFETY: MyProc is set (or null before InitProcess, then this worker claimed nothing).
+    if !unsafe { pg_sys::MyProc }.is_null() && q.worker_latch == my_latch() {
+        q.accepting = false;
+        q.worker_latch = 0;
+    }
+    release_database_if_unused(&mut q);
+}
+
+/// A database claimed by no running worker, with nothing queued for it, is free for any other.
+fn release_database_if_unused(q: &mut Queue) {
+    if q.worker_latch == 0 && q.queued() == 0 && q.reserved == 0 {
         q.database = pg_sys::InvalidOid;
     }
 }
@@ -317,8 +358,9 @@ unsafe extern "C-unwind" fn at_worker_exit(_code: i32, _arg: pg_sys::Datum) {
 /// Writes what is queued now, in batches, each in its own transaction; an entry leaves the queue
 /// only once its batch committed (a worker that fails leaves them for the next one). Rows queued
 /// meanwhile wait for the next round: chasing them would commit (and flush) a few rows at a time.
-fn write_queued() {
+fn write_queued() -> u64 {
     let upto = QUEUE.share().head;
+    let mut written = 0;
     loop {
         let batch: Vec<Entry> = {
             let q = QUEUE.share();
@@ -328,10 +370,11 @@ fn write_queued() {
                 .collect()
         };
         if batch.is_empty() {
-            return;
+            return written;
         }
         BackgroundWorker::transaction(|| insert(&batch));
         QUEUE.exclusive().tail += batch.len() as u64;
+        written += batch.len() as u64;
     }
 }
 

@@ -10,7 +10,8 @@
 #     (a rollback leaves nothing);
 #   - concurrent sessions: every row arrives exactly once, written in batches, no slot leaks;
 #   - a fast shutdown loses nothing; the worker comes back after it is terminated or after a crash;
-#   - anon and authenticated can call neither chumbo.audit_flush nor chumbo.audit_queue_stats.
+#   - anon and authenticated can call neither chumbo.audit_flush nor chumbo.audit_queue_stats;
+#   - an idle worker exits (DROP DATABASE is not refused for its connection).
 # Env: AUDIT_QUEUE_PG_PORT (default: a free port).
 set -euo pipefail
 source "$(dirname "$0")/../../scripts/lib.sh"
@@ -159,6 +160,12 @@ for role in anon authenticated; do
     check "$role cannot call chumbo.$f" "permission denied" "$(grep -o 'permission denied' <<<"$out" | head -n 1)"
   done
 done
+
+# An idle worker exits, so it does not hold the database against a plain DROP DATABASE.
+for _ in $(seq 300); do [[ "$(worker_running)" == 0 ]] && break; sleep 0.05; done
+check "an idle worker exits" 0 "$(worker_running)"
+check "DROP DATABASE (without FORCE) is not refused" ok \
+  "$(psql -X -q -h 127.0.0.1 -p "$PORT" -U postgres -d postgres -c "drop database chumbo_audit_queue" >/dev/null 2>&1 && echo ok)"
 
 if ((fails)); then die "audit-queue: $fails check(s) failed (server log: $DIR/server.log)"; fi
 log "audit-queue: all checks passed"

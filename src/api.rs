@@ -15,6 +15,7 @@ use crate::registry::{self, Caller, Registry};
 use crate::scope::RequestScope;
 use crate::session;
 use crate::settings::AuthMode;
+use crate::spliced;
 use pgrx::prelude::*;
 use pgrx::{pg_sys, JsonB};
 use serde_json::{json, Map, Value};
@@ -32,10 +33,11 @@ pub struct Reply {
 impl Reply {
     fn of(response: Value) -> Reply {
         let error_code = response.pointer("/error/code").and_then(Value::as_i64);
+        // Text held outside the value (src/spliced.rs) is written into the reply's text now.
         Reply {
+            text: spliced::held().then(|| spliced::write(&response)),
             value: response,
             error_code,
-            text: None,
         }
     }
 }
@@ -177,7 +179,7 @@ fn process_message(
     };
     let mut reply = Reply::of(response);
     if registry.settings.audit {
-        let text = reply.value.to_string();
+        let text = reply.text.take().unwrap_or_else(|| reply.value.to_string());
         let bytes = text.len();
         reply.text = Some(text);
         let capability = params
@@ -925,7 +927,7 @@ fn http_parts(
     let headers = Value::Object(answer_headers(&mut a)).to_string();
     let events = (!a.events.is_empty()).then(|| Value::Array(a.events).to_string());
     let listen = a.listen.map(|l| l.to_string());
-    let body = a.body_text.or_else(|| a.body.map(|b| b.to_string()));
+    let body = a.body_text.or_else(|| a.body.map(|b| spliced::write(&b)));
     TableIterator::once((i32::from(a.status), headers, body, events, listen))
 }
 

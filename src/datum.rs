@@ -109,6 +109,10 @@ impl_sql_translatable!(JsonValue, "jsonb");
 /// The jsonb datum of `v`, the same value jsonb_in gives for `v`'s JSON text.
 pub fn jsonb_of(v: &serde_json::Value) -> pg_sys::Datum {
     use serde_json::Value;
+    // Text held outside the value (src/spliced.rs): jsonb_in of the whole text, written once.
+    if crate::spliced::held() {
+        return jsonb_in(crate::spliced::write(v));
+    }
     // jsonb cannot hold U+0000 and a scalar document needs the raw-scalar wrapper: both are left
     // to jsonb_in, which refuses the first with its own error. Neither occurs in a response.
     if !matches!(v, Value::Object(_) | Value::Array(_)) || has_nul(v) {

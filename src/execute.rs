@@ -3,8 +3,9 @@
 //! as the caller's role, in a subtransaction. No value ever becomes SQL text.
 
 use crate::datum::JsonValue;
-use crate::pages::{PageRows, Position, Window};
+use crate::pages::{PageRows, Position, Rows, Window};
 use crate::registry::{Caller, Capability};
+use crate::result_json::TextPage;
 use crate::session::{self, CaughtSqlError};
 use crate::types::{quote_ident, ReturnShape};
 use pgrx::prelude::*;
@@ -109,7 +110,9 @@ pub fn call<T>(
     // Column 1 of the current row as JSON: a composite read off its datum, anything else parsed
     // from its JSON text.
     let mut reader = crate::result_json::RowReader::default();
-    let mut value_at = move |table: &pgrx::spi::SpiTupleTable| -> pgrx::spi::Result<Option<Value>> {
+    let value_at = move |reader: &mut crate::result_json::RowReader,
+                         table: &pgrx::spi::SpiTupleTable|
+          -> pgrx::spi::Result<Option<Value>> {
         Ok(if composite {
             // SAFETY: a non-null datum of column 1, whose type is the function's row type; the
             // reader lives only while SPI's memory context does (this call).
@@ -136,25 +139,59 @@ pub fn call<T>(
             if !returns_set {
                 let mut one = None;
                 while table.next().is_some() {
-                    one = value_at(&table)?;
+                    one = value_at(&mut reader, &table)?;
                 }
                 return Ok::<_, pgrx::spi::Error>(Returned::One(one));
             }
             // A page holds at least one row (else a row wider than the page could never be
             // read); the events the call raised count against the result's hard bound.
-            let (mut rows, mut bytes, mut kept, mut more) = (vec![], 0usize, 0usize, false);
+            let fits = |rows: usize, bytes: usize| {
+                rows == 0
+                    || (rows < page_rows
+                        && bytes <= page_bytes
+                        && bytes + crate::events::bytes() <= max_bytes)
+            };
+            // A row type's rows are written as text as they are read (result_json::TextPage);
+            // a NULL row or one of another type turns the page into values from there on.
+            let mut text = composite.then(TextPage::default);
+            let (mut values, mut bytes, mut kept, mut more) = (vec![], 0usize, 0usize, false);
             while table.next().is_some() {
-                let v = value_at(&table)?.unwrap_or(Value::Null);
+                if let Some(t) = text.as_mut() {
+                    let (before, mark) = (t.rows(), t.mark());
+                    let written = match table.get_datum_by_ordinal(1)? {
+                        // SAFETY: as in value_at.
+                        Some(d) => unsafe { reader.write_row(d, t) },
+                        None => false,
+                    };
+                    if written {
+                        if !fits(before, t.lines_len() + 1) {
+                            t.truncate(mark);
+                            more = true;
+                            break;
+                        }
+                        continue;
+                    }
+                    let t = text.take().expect("matched above");
+                    bytes = if t.rows() > 0 { t.lines_len() + 1 } else { 0 };
+                    kept = bytes;
+                    values = t.into_values();
+                }
+                let v = value_at(&mut reader, &table)?.unwrap_or(Value::Null);
                 bytes += crate::render::json_len(&v) + 1;
-                let full = rows.len() >= page_rows || bytes > page_bytes;
-                if !rows.is_empty() && (full || bytes + crate::events::bytes() > max_bytes) {
+                if !fits(values.len(), bytes) {
                     more = true;
                     break;
                 }
-                rows.push(v);
+                values.push(v);
                 kept = bytes;
             }
-            let lines_len = kept.saturating_sub(1);
+            let (rows, lines_len) = match text {
+                Some(t) => {
+                    let len = t.lines_len();
+                    (Rows::Text(t), len)
+                }
+                None => (Rows::Values(values), kept.saturating_sub(1)),
+            };
             Ok(Returned::Rows(PageRows {
                 rows,
                 more,

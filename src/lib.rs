@@ -39,6 +39,7 @@ mod settings;
 mod skills;
 mod skills_archive;
 mod spi_read;
+mod spliced;
 mod types;
 mod uri_template;
 

@@ -192,11 +192,40 @@ pub fn window(cap: &Capability, s: &crate::settings::Settings, position: Positio
 
 /// One page of rows as the tool returned them.
 pub struct PageRows {
-    pub rows: Vec<Value>,
+    pub rows: Rows,
     /// Whether rows remain after this page.
     pub more: bool,
     /// The rows' compact JSON size, one per line (counted once, while the page was read).
     pub lines_len: usize,
+}
+
+/// A page's rows: written as text while they were read (a row type's rows), or values.
+pub enum Rows {
+    Text(crate::result_json::TextPage),
+    Values(Vec<Value>),
+}
+
+impl Rows {
+    pub fn len(&self) -> usize {
+        match self {
+            Rows::Text(t) => t.rows(),
+            Rows::Values(v) => v.len(),
+        }
+    }
+
+    pub fn last(&self) -> Option<Value> {
+        match self {
+            Rows::Text(t) => t.last_row(),
+            Rows::Values(v) => v.last().cloned(),
+        }
+    }
+
+    pub fn into_values(self) -> Vec<Value> {
+        match self {
+            Rows::Text(t) => t.into_values(),
+            Rows::Values(v) => v,
+        }
+    }
 }
 
 /// The rows of one page, the JSON the caller gets and the words for it.
@@ -211,21 +240,24 @@ pub struct Page<'a> {
 
 impl Page<'_> {
     /// `(text, structuredContent)` of the page; the text comes from the tool's renderer when it
-    /// declares one (run as the caller, inside the call).
-    pub fn finish(self) -> Result<(String, Value), String> {
+    /// declares one (run as the caller, inside the call). `held`: rows read as text may stay text
+    /// in structuredContent (a placeholder, see src/spliced.rs) - only when nothing later needs
+    /// them as values.
+    pub fn finish(self, held: bool) -> Result<(String, Value), String> {
         let name = &self.cap.name;
         let first = match &self.window.position {
             Position::Offset(n) => Some(*n + 1),
             Position::After(_) => None,
         };
+        let n = self.page.rows.len();
         let next = if self.page.more {
             let position = if self.window.order_by.is_empty() {
-                Position::Offset(first.unwrap_or(1) - 1 + self.page.rows.len() as u64)
+                Position::Offset(first.unwrap_or(1) - 1 + n as u64)
             } else {
                 let last = self.page.rows.last();
                 let mut key = Map::new();
                 for c in &self.window.order_by {
-                    match last.and_then(|r| r.get(c)) {
+                    match last.as_ref().and_then(|r| r.get(c)) {
                         Some(v) if !v.is_null() => {
                             key.insert(c.clone(), v.clone());
                         }
@@ -242,16 +274,26 @@ impl Page<'_> {
         } else {
             None
         };
-        let body = match &self.cap.meta.text {
-            Some(f) => crate::render::with_function(f, &self.page.rows)?,
-            None => crate::render::rows(&self.page.rows, self.page.lines_len),
+        let (body, rows) = match (&self.cap.meta.text, self.page.rows) {
+            (None, Rows::Text(t)) => {
+                let body = crate::render::text_rows(&t, self.page.lines_len);
+                let rows = if held {
+                    crate::spliced::hold(t.array())
+                } else {
+                    Value::Array(t.into_values())
+                };
+                (body, rows)
+            }
+            (renderer, rows) => {
+                let rows = rows.into_values();
+                let body = match renderer {
+                    Some(f) => crate::render::with_function(f, &rows)?,
+                    None => crate::render::rows(&rows, self.page.lines_len),
+                };
+                (body, Value::Array(rows))
+            }
         };
-        // moved, not copied (json! would serialize the rows into a new value)
-        let n = self.page.rows.len();
-        let mut structured = Value::Object(Map::from_iter([(
-            "rows".to_string(),
-            Value::Array(self.page.rows),
-        )]));
+        let mut structured = Value::Object(Map::from_iter([("rows".to_string(), rows)]));
         let span = match first {
             Some(f) if n > 0 => format!("rows {f}-{}", f + n as u64 - 1),
             _ => format!("{n} row{}", if n == 1 { "" } else { "s" }),
@@ -338,6 +380,7 @@ pub fn result(
     args: &Map<String, Value>,
     window: &Window,
     page: PageRows,
+    held: bool,
 ) -> Result<(String, Value), String> {
     let principal = caller.principal.digest().to_string();
     Page {
@@ -352,5 +395,5 @@ pub fn result(
         key: cursor_base_key(registry),
         ttl_seconds: registry.settings.cursor_ttl_seconds,
     }
-    .finish()
+    .finish(held)
 }

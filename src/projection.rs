@@ -38,7 +38,7 @@ fn value_of(returned: Returned) -> Value {
         Returned::One(v) => v.unwrap_or(Value::Null),
         // moved, not copied (json! would serialize the rows into a new value)
         Returned::Rows(page) => Value::Object(serde_json::Map::from_iter([
-            ("rows".to_string(), Value::Array(page.rows)),
+            ("rows".to_string(), Value::Array(page.rows.into_values())),
             ("more".to_string(), Value::Bool(page.more)),
         ])),
     }

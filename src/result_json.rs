@@ -115,6 +115,41 @@ impl Kind {
     }
 }
 
+impl Kind {
+    /// Writes a non-null datum of this kind's type into `page`: the text of [Kind::value]'s value.
+    ///
+    /// # Safety
+    /// As for [Kind::value].
+    unsafe fn write(self, d: pg_sys::Datum, page: &mut TextPage) {
+        // SAFETY: per this function's contract.
+        unsafe {
+            match self {
+                Kind::Bool | Kind::Int2 | Kind::Int4 | Kind::Int8 => {
+                    let text = match self {
+                        Kind::Bool => (if d.value() != 0 { "true" } else { "false" }).to_string(),
+                        Kind::Int2 => (d.value() as i16).to_string(),
+                        Kind::Int4 => (d.value() as i32).to_string(),
+                        _ => (d.value() as i64).to_string(),
+                    };
+                    page.lines.extend_from_slice(text.as_bytes());
+                    page.table.push(' ');
+                    page.table.push_str(&text);
+                    page.table.push_str(" |");
+                }
+                Kind::Text => {
+                    let t = pg_sys::pg_detoast_datum_packed(d.cast_mut_ptr());
+                    match pgrx::varlena::text_to_rust_str(t) {
+                        Ok(s) => page.string(s),
+                        // not UTF-8 (another database encoding): as the value path reads it
+                        Err(_) => page.value(&self.value(d)),
+                    }
+                }
+                other => page.value(&other.value(d)),
+            }
+        }
+    }
+}
+
 /// Reads the rows of one result: composite datums of one row type, each as the JSON value
 /// `to_json` gives for it. The row type's columns are looked up once, at the first row.
 #[derive(Default)]
@@ -127,8 +162,11 @@ struct RowShape {
     typmod: i32,
     /// A copy of the row type's descriptor, in the current memory context (no reference held).
     desc: pg_sys::TupleDesc,
-    /// (attribute index, name, kind) of the live columns; None: a column needs row_to_json.
+    /// (attribute index, name, kind) of the live columns, by name (the order of serde's Map, so
+    /// a row's text has its keys where its Value would); None: a column needs row_to_json.
     columns: Option<Vec<(usize, String, Kind)>>,
+    /// `"name":` of each column, JSON-escaped, in the order of `columns`.
+    keys: Vec<String>,
     /// heap_deform_tuple's output, reused from row to row.
     values: Vec<pg_sys::Datum>,
     nulls: Vec<bool>,
@@ -141,8 +179,67 @@ impl RowReader {
     /// `datum` is a non-null composite datum, valid for the duration of the call, and the memory
     /// context current at the first call outlives this reader.
     pub unsafe fn row(&mut self, datum: pg_sys::Datum) -> Value {
-        // SAFETY: per this function's contract; the datums point into the detoasted tuple, which
-        // lives in the current memory context until the call ends.
+        // SAFETY: per this function's contract.
+        unsafe {
+            let shape = self.deform(datum);
+            let Some(columns) = &shape.columns else {
+                return row_to_json(datum);
+            };
+            let mut m = Map::new();
+            for (i, name, kind) in columns {
+                let v = if shape.nulls[*i] {
+                    Value::Null
+                } else {
+                    kind.value(shape.values[*i])
+                };
+                m.insert(name.clone(), v);
+            }
+            Value::Object(m)
+        }
+    }
+
+    /// Writes `datum` into `page` as text: its JSON line (the text of [RowReader::row]'s value)
+    /// and its Markdown table row. false, and nothing written, when the row is of another type
+    /// than the page's earlier rows (the page then has to be read as values).
+    ///
+    /// # Safety
+    /// As for [RowReader::row].
+    pub unsafe fn write_row(&mut self, datum: pg_sys::Datum, page: &mut TextPage) -> bool {
+        // SAFETY: per this function's contract.
+        unsafe {
+            let before = self.shape.as_ref().map(|s| (s.typid, s.typmod));
+            let shape = self.deform(datum);
+            if page.rows > 0 && before != Some((shape.typid, shape.typmod)) {
+                return false;
+            }
+            let Some(columns) = &shape.columns else {
+                page.push_value(&row_to_json(datum));
+                return true;
+            };
+            if page.rows == 0 {
+                page.set_columns(columns.iter().map(|(_, name, _)| name.as_str()));
+            }
+            page.begin_row();
+            for ((i, _, kind), key) in columns.iter().zip(&shape.keys) {
+                page.key(key);
+                if shape.nulls[*i] {
+                    page.null();
+                } else {
+                    kind.write(shape.values[*i], page);
+                }
+            }
+            page.end_row();
+            true
+        }
+    }
+
+    /// The row type's shape, with `datum`'s columns deformed into it.
+    ///
+    /// # Safety
+    /// As for [RowReader::row].
+    unsafe fn deform(&mut self, datum: pg_sys::Datum) -> &RowShape {
+        // SAFETY: per the contract of [RowReader::row]; the datums point into the detoasted
+        // tuple, which lives in the current memory context until the call ends.
         unsafe {
             // A row from a function scan is a plain in-memory tuple: detoast (an FFI call, as
             // costly as reading a column) only a compressed or out-of-line one.
@@ -156,35 +253,209 @@ impl RowReader {
                 pgrx::heap_tuple_header_get_type_id(header),
                 pgrx::heap_tuple_header_get_typmod(header),
             );
-            let shape = match &mut self.shape {
-                Some(s) if s.typid == typid && s.typmod == typmod => s,
-                _ => self.shape.insert(RowShape::of(typid, typmod)),
-            };
-            let Some(columns) = &shape.columns else {
-                let text =
-                    pgrx::direct_function_call::<String>(pg_sys::row_to_json, &[Some(datum)]);
-                return parse(&text.unwrap_or_default());
-            };
-            let mut tuple: pg_sys::HeapTupleData = std::mem::zeroed();
-            tuple.t_len = pgrx::heap_tuple_header_get_datum_length(header) as u32;
-            tuple.t_data = header;
-            pg_sys::heap_deform_tuple(
-                &mut tuple,
-                shape.desc,
-                shape.values.as_mut_ptr(),
-                shape.nulls.as_mut_ptr(),
-            );
-            let mut m = Map::new();
-            for (i, name, kind) in columns {
-                let v = if shape.nulls[*i] {
-                    Value::Null
-                } else {
-                    kind.value(shape.values[*i])
-                };
-                m.insert(name.clone(), v);
+            if !matches!(&self.shape, Some(s) if s.typid == typid && s.typmod == typmod) {
+                self.shape = Some(RowShape::of(typid, typmod));
             }
-            Value::Object(m)
+            let shape = self.shape.as_mut().expect("set just above");
+            if shape.columns.is_some() {
+                let mut tuple: pg_sys::HeapTupleData = std::mem::zeroed();
+                tuple.t_len = pgrx::heap_tuple_header_get_datum_length(header) as u32;
+                tuple.t_data = header;
+                pg_sys::heap_deform_tuple(
+                    &mut tuple,
+                    shape.desc,
+                    shape.values.as_mut_ptr(),
+                    shape.nulls.as_mut_ptr(),
+                );
+            }
+            shape
         }
+    }
+}
+
+/// row_to_json's value of a composite datum (a row with a column of a type read no other way).
+///
+/// # Safety
+/// `datum` is a non-null composite datum.
+unsafe fn row_to_json(datum: pg_sys::Datum) -> Value {
+    let text = pgrx::direct_function_call::<String>(pg_sys::row_to_json, &[Some(datum)]);
+    parse(&text.unwrap_or_default())
+}
+
+/// One page of rows written as text while they are read: the rows' JSON lines (what
+/// structuredContent and the JSON-lines text are made of) and the Markdown table's rows, so no
+/// row becomes a Value, and none is written twice. The text is what the same rows as values
+/// give (render::rows, serde's writer); result_json's tests compare the two.
+#[derive(Default)]
+pub struct TextPage {
+    /// One compact JSON object per row, a line break between rows (compact JSON never holds a
+    /// raw line break).
+    lines: Vec<u8>,
+    /// The table's header; None when the rows have no columns (then there is no table).
+    header: Option<String>,
+    /// The table's body, "\n| … |" per row.
+    table: String,
+    rows: usize,
+    /// Where the last row's line starts, and the first key of a row is next.
+    last: usize,
+    first_key: bool,
+}
+
+/// Where a page's text ends: [TextPage::truncate] goes back to it.
+#[derive(Clone, Copy)]
+pub struct Mark {
+    lines: usize,
+    table: usize,
+    last: usize,
+}
+
+impl TextPage {
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// The length of the JSON lines so far (the rows' compact sizes and the line breaks).
+    pub fn lines_len(&self) -> usize {
+        self.lines.len()
+    }
+
+    pub fn mark(&self) -> Mark {
+        Mark {
+            lines: self.lines.len(),
+            table: self.table.len(),
+            last: self.last,
+        }
+    }
+
+    /// Drops the row written after `m` (the one that did not fit the page).
+    pub fn truncate(&mut self, m: Mark) {
+        self.lines.truncate(m.lines);
+        self.table.truncate(m.table);
+        self.last = m.last;
+        self.rows -= 1;
+    }
+
+    /// The JSON lines, as text.
+    pub fn lines(&self) -> &str {
+        // Only valid UTF-8 is ever written (serde's writer, ASCII punctuation, PostgreSQL text).
+        std::str::from_utf8(&self.lines).unwrap_or_default()
+    }
+
+    /// The Markdown table of the rows, when they have columns.
+    pub fn table(&self) -> Option<String> {
+        let header = self.header.as_ref()?;
+        let mut t = String::with_capacity(header.len() + self.table.len());
+        t.push_str(header);
+        t.push_str(&self.table);
+        Some(t)
+    }
+
+    /// The rows as one JSON array's text.
+    pub fn array(&self) -> String {
+        let mut a = String::with_capacity(self.lines.len() + 2);
+        a.push('[');
+        a.push_str(&self.lines().replace('\n', ","));
+        a.push(']');
+        a
+    }
+
+    /// The last row, as a value.
+    pub fn last_row(&self) -> Option<Value> {
+        (self.rows > 0).then(|| parse(&self.lines()[self.last..]))
+    }
+
+    /// The rows, as values.
+    pub fn into_values(self) -> Vec<Value> {
+        if self.rows == 0 {
+            return vec![];
+        }
+        self.lines().split('\n').map(parse).collect()
+    }
+
+    fn set_columns<'a>(&mut self, names: impl Iterator<Item = &'a str>) {
+        let mut header = String::from("|");
+        let mut rule = String::from("\n|");
+        for name in names {
+            header.push(' ');
+            crate::render::push_cell(&mut header, name);
+            header.push_str(" |");
+            rule.push_str(" --- |");
+        }
+        if header.len() > 1 {
+            header.push_str(&rule);
+            self.header = Some(header);
+        }
+    }
+
+    fn begin_row(&mut self) {
+        if self.rows > 0 {
+            self.lines.push(b'\n');
+        }
+        self.last = self.lines.len();
+        self.lines.push(b'{');
+        self.table.push_str("\n|");
+        self.first_key = true;
+    }
+
+    fn key(&mut self, key: &str) {
+        if !std::mem::replace(&mut self.first_key, false) {
+            self.lines.push(b',');
+        }
+        self.lines.extend_from_slice(key.as_bytes());
+    }
+
+    fn end_row(&mut self) {
+        self.lines.push(b'}');
+        self.rows += 1;
+    }
+
+    /// A SQL NULL or JSON null: `null`, an empty cell.
+    fn null(&mut self) {
+        self.lines.extend_from_slice(b"null");
+        self.table.push_str("  |");
+    }
+
+    /// A string: its JSON text, and itself as the cell.
+    fn string(&mut self, s: &str) {
+        // Writing into a Vec cannot fail.
+        let _ = serde_json::to_writer(&mut self.lines, s);
+        self.table.push(' ');
+        crate::render::push_cell(&mut self.table, s);
+        self.table.push_str(" |");
+    }
+
+    /// Any value: its JSON text, and the cell render::markdown gives it.
+    fn value(&mut self, v: &Value) {
+        match v {
+            Value::Null => self.null(),
+            Value::String(s) => self.string(s),
+            other => {
+                let at = self.lines.len();
+                let _ = serde_json::to_writer(&mut self.lines, other);
+                self.table.push(' ');
+                let json = std::str::from_utf8(&self.lines[at..]).unwrap_or_default();
+                crate::render::push_cell(&mut self.table, json);
+                self.table.push_str(" |");
+            }
+        }
+    }
+
+    /// A row that is a value already (read by row_to_json).
+    fn push_value(&mut self, row: &Value) {
+        let Some(m) = row.as_object() else {
+            return;
+        };
+        if self.rows == 0 {
+            self.set_columns(m.keys().map(String::as_str));
+        }
+        self.begin_row();
+        for (k, v) in m {
+            let mut key = serde_json::to_string(k).unwrap_or_default();
+            key.push(':');
+            self.key(&key);
+            self.value(v);
+        }
+        self.end_row();
     }
 }
 
@@ -206,12 +477,26 @@ impl RowShape {
                     let name = CStr::from_ptr(a.attname.data.as_ptr());
                     Kind::of(a.atttypid).map(|k| (i, name.to_string_lossy().into_owned(), k))
                 })
+                .collect::<Option<Vec<_>>>()
+                .map(|mut c| {
+                    c.sort_by(|a, b| a.1.cmp(&b.1));
+                    c
+                });
+            let keys = columns
+                .iter()
+                .flatten()
+                .map(|(_, name, _)| {
+                    let mut k = serde_json::to_string(name).unwrap_or_default();
+                    k.push(':');
+                    k
+                })
                 .collect();
             RowShape {
                 typid,
                 typmod,
                 desc,
                 columns,
+                keys,
                 values: vec![pg_sys::Datum::from(0); natts],
                 nulls: vec![false; natts],
             }
@@ -233,4 +518,142 @@ fn uuid_text(b: &[u8]) -> String {
         s.push_str(&hex[group]);
     }
     s
+}
+
+#[cfg(any(test, feature = "pg_test"))]
+#[pgrx::pg_schema]
+mod tests {
+    use super::*;
+    use pgrx::prelude::*;
+
+    /// Reads `query`'s first column (composite rows) both ways: as values (RowReader::row) and as
+    /// text (RowReader::write_row). Returns (values, page, whether every row was written).
+    fn both(query: &str) -> (Vec<Value>, TextPage, bool) {
+        Spi::connect(|client| {
+            let mut table = client.select(query, None, &[]).expect("the query runs");
+            let (mut values_reader, mut text_reader) = (RowReader::default(), RowReader::default());
+            let (mut values, mut page, mut all) = (vec![], TextPage::default(), true);
+            while table.next().is_some() {
+                let d = table
+                    .get_datum_by_ordinal(1)
+                    .expect("a column")
+                    .expect("a row");
+                // SAFETY: non-null composite datums, read while SPI's context lives.
+                unsafe {
+                    values.push(values_reader.row(d));
+                    all &= text_reader.write_row(d, &mut page);
+                }
+            }
+            (values, page, all)
+        })
+    }
+
+    /// The text a page gets as text is the text its rows get as values: JSON lines, the table,
+    /// the rendered body, the structuredContent array, the last row.
+    fn assert_same(query: &str) {
+        let (values, page, all) = both(query);
+        assert!(all, "{query}: every row is written as text");
+        let lines: Vec<String> = values.iter().map(Value::to_string).collect();
+        assert_eq!(page.lines(), lines.join("\n"), "{query}: JSON lines");
+        assert_eq!(page.lines_len(), page.lines().len());
+        assert_eq!(
+            crate::render::text_rows(&page, page.lines_len()),
+            crate::render::rows(&values, page.lines_len()),
+            "{query}: rendered text"
+        );
+        assert_eq!(
+            serde_json::from_str::<Value>(&page.array()).unwrap(),
+            Value::Array(values.clone()),
+            "{query}: structuredContent rows"
+        );
+        assert_eq!(page.array(), Value::Array(values.clone()).to_string());
+        assert_eq!(page.last_row(), values.last().cloned());
+        assert_eq!(page.into_values(), values);
+    }
+
+    #[pg_test]
+    fn rows_as_text_equal_rows_as_values() {
+        Spi::run(
+            "create type pg_temp.every_kind as (b boolean, s smallint, i integer, l bigint,
+                 t text, v varchar, u uuid, d date, ts timestamp, tz timestamptz, r real,
+                 f double precision, n numeric, j json, jb jsonb, \"a|b\" text, \"Z\" int)",
+        )
+        .unwrap();
+        let every_kind = "select row(true, -32768, 2147483647, 9007199254740993,
+              e'a|b\\\\c\\nd\\r\\ne\\rf \"q\" \\u00e9 \\t', 'x', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11',
+              '0044-03-15 BC', 'infinity', '2026-12-01 10:00:00.123456+02', 'NaN', '1e300', 12345678901234567890.123,
+              '{\"z\":1,\"a\":[1,\"x|y\",null],\"a\":2}', '{\"k\":\"v\"}', 'pipe', 7)::pg_temp.every_kind
+            union all select row(false, 0, 0, 0, '', '', null, 'infinity', '-infinity', null, '-Infinity',
+              '0.1', 'NaN', '\"just a string\"', 'null', null, null)::pg_temp.every_kind
+            union all select row(null, null, null, null, null, null, null, null, null, null, null, null,
+              null, null, null, null, null)::pg_temp.every_kind";
+        assert_same(every_kind);
+        // narrow flat rows become a table, one row stays JSON lines
+        Spi::run("create type pg_temp.narrow as (id int, name text)").unwrap();
+        assert_same("select (i, 'n')::pg_temp.narrow from generate_series(1, 20) i");
+        assert_same("select row(1, 'n')::pg_temp.narrow");
+        // a type chumbo reads through row_to_json (an array column), and a dropped column
+        Spi::run("create type pg_temp.with_array as (id int, tags text[])").unwrap();
+        assert_same("select row(1, array['a', 'b|c'])::pg_temp.with_array");
+        Spi::run("create table pg_temp.dropped (a int, gone text, z text)").unwrap();
+        Spi::run("alter table pg_temp.dropped drop column gone").unwrap();
+        assert_same("select row(1, 'z')::pg_temp.dropped");
+        // extra_float_digits reaches numbers as it does to_json
+        Spi::run("create type pg_temp.float_pair as (id int, x float8)").unwrap();
+        Spi::run("set local extra_float_digits = 0").unwrap();
+        assert_same("select row(1, 0.1::float8)::pg_temp.float_pair");
+    }
+
+    #[pg_test]
+    fn a_row_of_another_type_is_not_written() {
+        Spi::run("create type pg_temp.one_t as (a int)").unwrap();
+        Spi::run("create type pg_temp.two_t as (b int)").unwrap();
+        Spi::connect(|client| {
+            let (mut reader, mut page) = (RowReader::default(), TextPage::default());
+            for (query, written) in [
+                ("select row(1)::pg_temp.one_t", true),
+                ("select row(2)::pg_temp.two_t", false),
+            ] {
+                let mut t = client.select(query, None, &[]).unwrap();
+                t.next();
+                let d = t.get_datum_by_ordinal(1).unwrap().unwrap();
+                // SAFETY: a non-null composite datum, read while SPI's context lives.
+                assert_eq!(unsafe { reader.write_row(d, &mut page) }, written);
+            }
+            assert_eq!(page.rows(), 1);
+            assert_eq!(page.lines(), r#"{"a":1}"#);
+        });
+    }
+
+    /// A row that did not fit the page is taken back whole.
+    #[pg_test]
+    fn truncate_takes_the_last_row_back() {
+        Spi::run("create type pg_temp.pair as (id int, name text)").unwrap();
+        Spi::connect(|client| {
+            let mut t = client
+                .select(
+                    "select row(i, 'n' || i)::pg_temp.pair from generate_series(1, 2) i",
+                    None,
+                    &[],
+                )
+                .unwrap();
+            let (mut reader, mut page, mut mark) =
+                (RowReader::default(), TextPage::default(), None);
+            while t.next().is_some() {
+                let d = t.get_datum_by_ordinal(1).unwrap().unwrap();
+                mark = Some(page.mark());
+                // SAFETY: a non-null composite datum, read while SPI's context lives.
+                assert!(unsafe { reader.write_row(d, &mut page) });
+            }
+            assert_eq!(page.rows(), 2);
+            page.truncate(mark.unwrap());
+            assert_eq!(page.rows(), 1);
+            assert_eq!(page.lines(), r#"{"id":1,"name":"n1"}"#);
+            assert_eq!(
+                page.table().unwrap(),
+                "| id | name |\n| --- | --- |\n| 1 | n1 |"
+            );
+            assert_eq!(page.array(), r#"[{"id":1,"name":"n1"}]"#);
+        });
+    }
 }

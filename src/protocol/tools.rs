@@ -133,9 +133,11 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
         idempotency::Begin::Claimed(op) => Some(op),
         idempotency::Begin::Answer(a) => return a,
     };
+    // A stored outcome needs the rows as values; otherwise they may stay text (src/spliced.rs).
+    let rows_as_text = operation.is_none();
     match run(ctx, cap, &args, params, "tools/call", &window, |r| {
         // execute::call raises the refusal, so the call's writes are rolled back
-        tool_result(ctx, cap, &args, &window, r).map_err(|e| e.to_string())
+        tool_result(ctx, cap, &args, &window, r, rows_as_text).map_err(|e| e.to_string())
     }) {
         Ok(result) => {
             // The outcome is stored in the call's transaction; a failure to store raises, and the
@@ -160,6 +162,7 @@ fn tool_result(
     args: &Map<String, Value>,
     window: &pages::Window,
     returned: Returned,
+    rows_as_text: bool,
 ) -> Result<Value, Error> {
     let refuse = |message: String| {
         Err(Error::Capability {
@@ -179,10 +182,13 @@ fn tool_result(
     let (text, structured) = match (shape, returned) {
         (ReturnShape::ToolResult, Returned::One(Some(v))) => return Ok(v),
         (_, Returned::Rows(page)) => {
-            let (text, s) = match pages::result(ctx.registry, ctx.caller, cap, args, window, page) {
-                Ok(page) => page,
-                Err(message) => return refuse(message),
-            };
+            // Rows stay text unless the outputSchema check needs them as values.
+            let held = rows_as_text && cap.output_validator.is_none();
+            let (text, s) =
+                match pages::result(ctx.registry, ctx.caller, cap, args, window, page, held) {
+                    Ok(page) => page,
+                    Err(message) => return refuse(message),
+                };
             (text, Some(s))
         }
         (ReturnShape::Json | ReturnShape::Row, Returned::One(Some(v))) => {

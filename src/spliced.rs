@@ -5,8 +5,9 @@
 //! on a 50-row call.
 //!
 //! A placeholder is a string that starts with U+0000, which no PostgreSQL text or jsonb value can
-//! hold (and chumbo never writes), followed by a per-backend counter: it can only be one of these.
-//! Held texts live until the next request begins (`clear`).
+//! hold, followed by a counter and a tag drawn once per backend from the strong random source: a
+//! client's own JSON (which may hold U+0000, and may be echoed back) cannot name one. Held texts
+//! live until the next request begins (`clear`).
 
 use serde_json::Value;
 use std::cell::{Cell, RefCell};
@@ -14,6 +15,14 @@ use std::cell::{Cell, RefCell};
 thread_local! {
     static HELD: RefCell<Vec<(String, String)>> = const { RefCell::new(Vec::new()) };
     static NEXT: Cell<u64> = const { Cell::new(0) };
+    static TAG: String = {
+        let mut b = [0u8; 16];
+        // SAFETY: writes 16 bytes into a buffer of 16.
+        if !unsafe { pgrx::pg_sys::pg_strong_random(b.as_mut_ptr().cast(), b.len()) } {
+            pgrx::error!("chumbo: no strong random bytes");
+        }
+        crate::principal::hex(&b)
+    };
 }
 
 /// A placeholder for `json` (valid JSON text, written by chumbo): put it where the value goes.
@@ -23,7 +32,7 @@ pub fn hold(json: String) -> Value {
         c.set(n);
         n
     });
-    let token = format!("\0chumbo:{n}");
+    let token = TAG.with(|t| format!("\0chumbo:{n}:{t}"));
     HELD.with(|h| h.borrow_mut().push((token.clone(), json)));
     Value::String(token)
 }
@@ -51,4 +60,35 @@ pub fn write(v: &Value) -> String {
         }
     });
     out
+}
+
+#[cfg(any(test, feature = "pg_test"))]
+#[pgrx::pg_schema]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[pgrx::pg_test]
+    fn held_text_takes_the_placeholders_place() {
+        clear();
+        let rows = hold(r#"[{"a":1},{"a":"x\ny"}]"#.to_string());
+        let page = json!({"rows": rows.clone()});
+        // a client's own string that looks like a placeholder without the tag stays a string
+        let forged = Value::String("\0chumbo:1".into());
+        let reply = json!({"result": {"structuredContent": {"rows": rows}, "echo": forged}});
+        assert!(held());
+        let text = write(&reply);
+        let back: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            back,
+            json!({"result": {"structuredContent": {"rows": [{"a": 1}, {"a": "x\ny"}]},
+                              "echo": "\u{0}chumbo:1"}})
+        );
+        // the jsonb writer fills it in as well
+        let jsonb = crate::datum::jsonb_of(&page);
+        let printed = pgrx::direct_function_call::<String>(pgrx::pg_sys::jsonb_out, &[Some(jsonb)]);
+        assert!(printed.unwrap().contains(r#"[{"a": 1}, {"a": "x\ny"}]"#));
+        clear();
+        assert!(!held());
+    }
 }

@@ -276,7 +276,7 @@ impl Page<'_> {
         };
         let (body, rows) = match (&self.cap.meta.text, self.page.rows) {
             (None, Rows::Text(t)) => {
-                let body = crate::render::text_rows(&t, self.page.lines_len);
+                let body = t.text(self.page.lines_len);
                 let rows = if held {
                     crate::spliced::hold(t.array())
                 } else {

@@ -21,17 +21,6 @@ pub fn rows(rows: &[Value], lines_len: usize) -> String {
     }
 }
 
-/// The default text of a page read as text: the same text [rows] gives for its rows as values.
-pub fn text_rows(page: &crate::result_json::TextPage, lines_len: usize) -> String {
-    if page.rows() == 0 {
-        return String::new();
-    }
-    match page.table() {
-        Some(table) if table.len() < lines_len => table,
-        _ => page.lines().to_string(),
-    }
-}
-
 /// The compact JSON size of `v`, counted without building the text.
 pub fn json_len(v: &(impl serde::Serialize + ?Sized)) -> usize {
     struct Count(usize);

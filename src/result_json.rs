@@ -350,6 +350,18 @@ impl TextPage {
         Some(t)
     }
 
+    /// The page's default text: the same text render::rows gives for its rows as values (the
+    /// smaller of the table and the JSON lines, which are `lines_len` bytes).
+    pub fn text(&self, lines_len: usize) -> String {
+        if self.rows == 0 {
+            return String::new();
+        }
+        match self.table() {
+            Some(table) if table.len() < lines_len => table,
+            _ => self.lines().to_string(),
+        }
+    }
+
     /// The rows as one JSON array's text.
     pub fn array(&self) -> String {
         let mut a = String::with_capacity(self.lines.len() + 2);
@@ -557,7 +569,7 @@ mod tests {
         assert_eq!(page.lines(), lines.join("\n"), "{query}: JSON lines");
         assert_eq!(page.lines_len(), page.lines().len());
         assert_eq!(
-            crate::render::text_rows(&page, page.lines_len()),
+            page.text(page.lines_len()),
             crate::render::rows(&values, page.lines_len()),
             "{query}: rendered text"
         );

@@ -86,7 +86,10 @@ mod tests {
         );
         // the jsonb writer fills it in as well
         let jsonb = crate::datum::jsonb_of(&page);
-        let printed = pgrx::direct_function_call::<String>(pgrx::pg_sys::jsonb_out, &[Some(jsonb)]);
+        // SAFETY: jsonb_out of the jsonb datum just built.
+        let printed = unsafe {
+            pgrx::direct_function_call::<String>(pgrx::pg_sys::jsonb_out, &[Some(jsonb)])
+        };
         assert!(printed.unwrap().contains(r#"[{"a": 1}, {"a": "x\ny"}]"#));
         clear();
         assert!(!held());

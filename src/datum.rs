@@ -347,6 +347,18 @@ mod tests {
     use super::*;
     use serde_json::{json, Value};
 
+    /// Text held outside a value (src/spliced.rs) is in the jsonb jsonb_of builds.
+    #[pgrx::pg_test]
+    fn jsonb_of_fills_in_held_text() {
+        crate::spliced::clear();
+        let page = json!({"rows": crate::spliced::hold(r#"[{"a":1},{"a":"x\ny"}]"#.into())});
+        let datum = jsonb_of(&page);
+        // SAFETY: a jsonb datum built just above.
+        let back = unsafe { value_of_jsonb(datum) };
+        crate::spliced::clear();
+        assert_eq!(back, json!({"rows": [{"a": 1}, {"a": "x\ny"}]}));
+    }
+
     fn samples() -> Vec<Value> {
         vec![
             json!({}),

@@ -72,7 +72,6 @@ mod tests {
     fn held_text_takes_the_placeholders_place() {
         clear();
         let rows = hold(r#"[{"a":1},{"a":"x\ny"}]"#.to_string());
-        let page = json!({"rows": rows.clone()});
         // a client's own string that looks like a placeholder without the tag stays a string
         let forged = Value::String("\0chumbo:1".into());
         let reply = json!({"result": {"structuredContent": {"rows": rows}, "echo": forged}});
@@ -84,13 +83,6 @@ mod tests {
             json!({"result": {"structuredContent": {"rows": [{"a": 1}, {"a": "x\ny"}]},
                               "echo": "\u{0}chumbo:1"}})
         );
-        // the jsonb writer fills it in as well
-        let jsonb = crate::datum::jsonb_of(&page);
-        // SAFETY: jsonb_out of the jsonb datum just built.
-        let printed = unsafe {
-            pgrx::direct_function_call::<String>(pgrx::pg_sys::jsonb_out, &[Some(jsonb)])
-        };
-        assert!(printed.unwrap().contains(r#"[{"a": 1}, {"a": "x\ny"}]"#));
         clear();
         assert!(!held());
     }

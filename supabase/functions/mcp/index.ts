@@ -335,6 +335,9 @@ function cancelRequest(query: object): Promise<unknown> {
 // So only a call still running after WATCH_MS reads it; a client that left before then is seen
 // at once (the signal is already aborted when first read).
 const WATCH_MS = 10;
+/** How long a cancelled call's connection waits for its cancel request to be delivered. */
+const CANCEL_WAIT_MS = 5_000;
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** One chumbo.http_parts call, on a pool connection reserved for it. When the signal from `client()`
  * aborts (the HTTP client went away) while the call is in flight, it is cancelled (a protocol-level
@@ -390,7 +393,8 @@ async function callHttp(request: HttpRequest, client?: () => AbortSignal): Promi
   } finally {
     clearTimeout(watch);
     signal?.removeEventListener("abort", cancel);
-    if (alive && cancelled) void cancelled.then(() => db.release());
+    // Bounded: a cancel connection that never closes must not hold the pool connection forever.
+    if (alive && cancelled) void Promise.race([cancelled, delay(CANCEL_WAIT_MS)]).then(() => db.release());
     else if (alive) db.release();
   }
 }

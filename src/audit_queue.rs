@@ -400,10 +400,17 @@ fn insert(batch: &[Entry]) {
         // A write, meant to take a transaction id.
         #[allow(clippy::disallowed_methods)]
         Spi::run_with_args(
+            // Every name qualified (so `rows from` spelled out: an unqualified multi-argument
+            // unnest is expanded into unqualified ones): the worker runs with its database's
+            // search_path, which the database owner can set.
             "insert into chumbo.audit_events \
              (at, trace_id, era, method, capability, principal, outcome, duration_ms, bytes, run_id) \
-             select * from unnest($1::timestamptz[], $2::text[], $3::text[], $4::text[], $5::text[], \
-                                  $6::text[], $7::text[], $8::float8[], $9::int4[], $10::text[])",
+             select * from rows from (pg_catalog.unnest($1::pg_catalog.timestamptz[]), \
+                 pg_catalog.unnest($2::pg_catalog.text[]), pg_catalog.unnest($3::pg_catalog.text[]), \
+                 pg_catalog.unnest($4::pg_catalog.text[]), pg_catalog.unnest($5::pg_catalog.text[]), \
+                 pg_catalog.unnest($6::pg_catalog.text[]), pg_catalog.unnest($7::pg_catalog.text[]), \
+                 pg_catalog.unnest($8::pg_catalog.float8[]), pg_catalog.unnest($9::pg_catalog.int4[]), \
+                 pg_catalog.unnest($10::pg_catalog.text[]))",
             &[
                 at.into(),
                 trace_id.into(),

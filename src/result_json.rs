@@ -273,6 +273,13 @@ impl RowReader {
     }
 }
 
+/// `"name":`, the name JSON-escaped.
+fn json_key(name: &str) -> String {
+    let mut k = serde_json::to_string(name).unwrap_or_default();
+    k.push(':');
+    k
+}
+
 /// row_to_json's value of a composite datum (a row with a column of a type read no other way).
 ///
 /// # Safety
@@ -462,9 +469,7 @@ impl TextPage {
         }
         self.begin_row();
         for (k, v) in m {
-            let mut key = serde_json::to_string(k).unwrap_or_default();
-            key.push(':');
-            self.key(&key);
+            self.key(&json_key(k));
             self.value(v);
         }
         self.end_row();
@@ -497,11 +502,7 @@ impl RowShape {
             let keys = columns
                 .iter()
                 .flatten()
-                .map(|(_, name, _)| {
-                    let mut k = serde_json::to_string(name).unwrap_or_default();
-                    k.push(':');
-                    k
-                })
+                .map(|(_, name, _)| json_key(name))
                 .collect();
             RowShape {
                 typid,

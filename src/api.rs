@@ -229,6 +229,14 @@ fn refuse_nested_call() {
     }
 }
 
+/// Every entry point's request: refused inside a capability, then served (see
+/// [session::serve_request]).
+fn serve<R>(f: impl FnOnce() -> R) -> R {
+    refuse_nested_call();
+    session::request_begins();
+    session::serve_request(f)
+}
+
 /// Who is calling: the verified claims (or the API key) and the role they name, or why it may
 /// not call anything.
 fn caller_from(
@@ -304,8 +312,10 @@ fn id_of(msg: &Value) -> Value {
 /// `chumbo.handle(body, claims)`: one JSON-RPC message for already-verified claims.
 #[pg_extern(name = "handle")]
 fn handle(body: Option<JsonbText>, claims: default!(Option<JsonB>, "NULL")) -> Option<JsonValue> {
-    refuse_nested_call();
-    session::request_begins();
+    serve(|| handle_request(body, claims))
+}
+
+fn handle_request(body: Option<JsonbText>, claims: Option<JsonB>) -> Option<JsonValue> {
     let msg = match body.map(|b| parse_body(&b.0)) {
         Some(Ok(v)) => v,
         Some(Err(e)) => return Some(JsonValue(jsonrpc::error(&Value::Null, &e.rpc()))),
@@ -874,8 +884,10 @@ fn answer_json(mut a: Answer) -> JsonValue {
 /// `chumbo.http(request)`: an HTTP request as JSON in, the HTTP response as JSON out.
 #[pg_extern(name = "http")]
 fn http(request: Option<JsonbText>) -> JsonValue {
-    refuse_nested_call();
-    session::request_begins();
+    serve(|| http_request(request))
+}
+
+fn http_request(request: Option<JsonbText>) -> JsonValue {
     let request = match request.map(|r| serde_json::from_str::<Value>(&r.0)) {
         Some(Ok(v @ Value::Object(_))) => v,
         _ => {
@@ -907,8 +919,15 @@ fn http_parts(
         name!(listen, Option<String>),
     ),
 > {
-    refuse_nested_call();
-    session::request_begins();
+    let (status, headers, body, events, listen) =
+        serve(|| http_parts_request(request, request_body));
+    TableIterator::once((status, headers, body, events, listen))
+}
+
+fn http_parts_request(
+    request: Option<&str>,
+    request_body: Option<String>,
+) -> (i32, String, Option<String>, Option<String>, Option<String>) {
     let mut a = match request.map(serde_json::from_str::<Value>) {
         Some(Ok(Value::Object(mut m))) => {
             m.insert(
@@ -928,7 +947,7 @@ fn http_parts(
     let events = (!a.events.is_empty()).then(|| Value::Array(a.events).to_string());
     let listen = a.listen.map(|l| l.to_string());
     let body = a.body_text.or_else(|| a.body.map(|b| spliced::write(&b)));
-    TableIterator::once((i32::from(a.status), headers, body, events, listen))
+    (i32::from(a.status), headers, body, events, listen)
 }
 
 /// `chumbo.mcp(body)`: the PostgREST RPC entry (`POST /rest/v1/rpc/mcp`). PostgREST has already
@@ -936,8 +955,10 @@ fn http_parts(
 /// HTTP status and headers go back through `response.status` and `response.headers`.
 #[pg_extern(name = "mcp")]
 fn mcp(body: Option<JsonbText>) -> Option<JsonValue> {
-    refuse_nested_call();
-    session::request_begins();
+    serve(|| mcp_request(body))
+}
+
+fn mcp_request(body: Option<JsonbText>) -> Option<JsonValue> {
     let claims = session::current_setting("request.jwt.claims")
         .and_then(|c| serde_json::from_str::<Value>(&c).ok());
     let mut claims = claims.filter(Value::is_object).unwrap_or_else(|| json!({}));

@@ -34,9 +34,108 @@ fn owner_oid() -> pg_sys::Oid {
     o
 }
 
+/// The search_path of chumbo's own statements: the catalog, then temporary objects (never
+/// searched for functions and operators). chumbo qualifies every other name it uses, so nothing a
+/// caller or a capability created can stand in for what its statements mean, however the
+/// session's search_path is set and whatever its temporary schema holds.
+const OWN_SEARCH_PATH: &str = "pg_catalog, pg_temp";
+
+thread_local! {
+    /// While a request is served: the search_path its capabilities run with
+    /// ([capability_search_path] of the caller's).
+    static CAPABILITY_SEARCH_PATH: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` with `search_path` set to `path`; the previous value is back afterwards, however `f`
+/// ends (as a function's `SET search_path` clause does).
+fn with_search_path<R>(path: &str, f: impl FnOnce() -> R) -> R {
+    // SAFETY: the nest level is closed below on success and in the catch on error (an enclosing
+    // subtransaction's rollback would close it too); AtEOXact_GUC only restores settings.
+    let level = unsafe { pg_sys::NewGUCNestLevel() };
+    let r = PgTryBuilder::new(std::panic::AssertUnwindSafe(|| {
+        set_guc("search_path", path);
+        f()
+    }))
+    .catch_others(|e| {
+        // SAFETY: as above.
+        unsafe { pg_sys::AtEOXact_GUC(false, level) };
+        e.rethrow()
+    })
+    .execute();
+    // SAFETY: as above.
+    unsafe { pg_sys::AtEOXact_GUC(true, level) };
+    r
+}
+
+/// Runs `f` with chumbo's own search_path unless it is already in force.
+fn with_own_search_path<R>(f: impl FnOnce() -> R) -> R {
+    if current_setting("search_path").as_deref() == Some(OWN_SEARCH_PATH) {
+        f()
+    } else {
+        with_search_path(OWN_SEARCH_PATH, f)
+    }
+}
+
+/// The search_path capabilities run with: the caller's, with pg_catalog first and the temporary
+/// schema last. Otherwise a session (an edge's pooled login, say) could make its own objects
+/// stand in for the application's in the capabilities of whoever calls next, run as that
+/// caller: PostgreSQL searches the temporary schema first for tables and types (a temporary
+/// `projects`, a temporary domain named `text`), and a schema listed before pg_catalog comes
+/// before the built-in types and functions.
+fn capability_search_path(caller: &str) -> String {
+    // Split at the commas outside double quotes, as PostgreSQL reads the list.
+    let mut items: Vec<&str> = Vec::new();
+    let (mut start, mut quoted) = (0, false);
+    for (i, c) in caller.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            ',' if !quoted => {
+                items.push(&caller[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    items.push(&caller[start..]);
+    // Left out: pg_catalog (unlisted, PostgreSQL searches it first) and every name that starts
+    // with pg_temp: the session's temporary schema (pg_temp, pg_temp_N) or one that cannot exist
+    // (the pg_ prefix is reserved). Unquoted names are folded to lower case, as PostgreSQL does.
+    let placed = |item: &str| {
+        let name = match item.strip_prefix('"').and_then(|i| i.strip_suffix('"')) {
+            Some(quoted) => quoted.to_string(),
+            None => item.to_ascii_lowercase(),
+        };
+        name == "pg_catalog" || name.starts_with("pg_temp")
+    };
+    let mut kept: Vec<&str> = items
+        .into_iter()
+        .map(str::trim)
+        .filter(|i| !i.is_empty() && !placed(i))
+        .collect();
+    kept.push("pg_temp");
+    kept.join(", ")
+}
+
+/// Serves one request of an entry point: chumbo's own statements run with [OWN_SEARCH_PATH], its
+/// capabilities with [capability_search_path] of the caller's search_path.
+pub fn serve_request<R>(f: impl FnOnce() -> R) -> R {
+    let caller = current_setting("search_path").unwrap_or_default();
+    CAPABILITY_SEARCH_PATH.with(|p| *p.borrow_mut() = Some(capability_search_path(&caller)));
+    PgTryBuilder::new(std::panic::AssertUnwindSafe(|| {
+        with_search_path(OWN_SEARCH_PATH, f)
+    }))
+    .finally(|| CAPABILITY_SEARCH_PATH.with(|p| *p.borrow_mut() = None))
+    .execute()
+}
+
 /// Runs `f` with the extension owner's privileges (for chumbo's own tables), as PostgreSQL does
-/// for referential-integrity checks: a local user-id change that cannot be undone by `f`.
+/// for referential-integrity checks: a local user-id change that cannot be undone by `f`, and
+/// chumbo's own search_path.
 pub fn as_owner<R>(f: impl FnOnce() -> R + std::panic::UnwindSafe) -> R {
+    with_own_search_path(|| as_owner_here(f))
+}
+
+fn as_owner_here<R>(f: impl FnOnce() -> R + std::panic::UnwindSafe) -> R {
     let owner = owner_oid();
     let (mut saved_user, mut saved_context) = (pg_sys::Oid::INVALID, 0);
     // SAFETY: the saved user and context are put back in `finally`, which runs on success,
@@ -254,6 +353,10 @@ pub fn run_as_caller<R>(
     f: impl FnOnce() -> R,
 ) -> Result<R, CaughtSqlError> {
     let outcome = in_subtransaction(|| {
+        // Restored with the subtransaction's settings.
+        if let Some(path) = CAPABILITY_SEARCH_PATH.with(|p| p.borrow().clone()) {
+            set_guc("search_path", &path);
+        }
         set_claims(claims);
         let (mut user, mut context) = (pg_sys::Oid::INVALID, 0);
         // SAFETY: the saved user and context are put back in `finally`, which PgTryBuilder runs
@@ -639,4 +742,48 @@ pub fn trace_id() -> String {
         pool.truncate(rest);
     });
     crate::principal::hex(&id)
+}
+
+#[cfg(any(test, feature = "pg_test"))]
+#[pgrx::pg_schema]
+mod tests {
+    use super::*;
+
+    #[pg_test]
+    fn capabilities_search_the_catalog_first_and_the_temporary_schema_last() {
+        for (caller, capability) in [
+            ("", "pg_temp"),
+            (
+                "\"$user\", public, extensions",
+                "\"$user\", public, extensions, pg_temp",
+            ),
+            ("pg_temp, public", "public, pg_temp"),
+            ("PG_TEMP,public", "public, pg_temp"),
+            ("\"pg_temp\", public", "public, pg_temp"),
+            ("pg_temp_3, app, pg_catalog", "app, pg_temp"),
+            ("hijack, PG_CATALOG, public", "hijack, public, pg_temp"),
+            ("\"PG_TEMP\", \"a,b\"", "\"PG_TEMP\", \"a,b\", pg_temp"),
+            (" public ,, app ", "public, app, pg_temp"),
+        ] {
+            assert_eq!(capability_search_path(caller), capability, "{caller}");
+        }
+    }
+
+    #[pg_test]
+    fn own_statements_ignore_the_sessions_search_path() {
+        Spi::run("set search_path = public, pg_temp").unwrap();
+        let inside = as_owner(|| current_setting("search_path"));
+        assert_eq!(inside.as_deref(), Some(OWN_SEARCH_PATH));
+        assert_eq!(
+            current_setting("search_path").as_deref(),
+            Some("public, pg_temp")
+        );
+        // put back on error too
+        let failed = in_subtransaction(|| as_owner(|| Spi::run("select 1/0")));
+        assert!(failed.is_err());
+        assert_eq!(
+            current_setting("search_path").as_deref(),
+            Some("public, pg_temp")
+        );
+    }
 }

@@ -180,9 +180,14 @@ suite "concurrency (edge -> pgbouncer -> postgres)" env E2E_LABEL="edge -> pgbou
 
 if ((${#failed[@]})); then
   warn "e2e: failed: ${failed[*]}"
-  for f in "$STATE/e2e-edge.log" "$STATE/e2e-edge-pgbouncer.log"; do
+  for f in "$STATE/e2e-edge.log" "$STATE/e2e-edge-pgbouncer.log" "$STATE/e2e-edge-aux.log"; do
     [[ -s "$f" ]] && { echo "--- $f (last 30 lines)"; tail -n 30 "$f"; } >&2
   done
+  # A backend that crashed takes the whole cluster through recovery: every suite running then fails.
+  if [[ -s "$BASE/test/server.log" ]]; then
+    echo "--- $BASE/test/server.log: crashes, FATAL and PANIC (last 20)" >&2
+    grep -E 'terminated by signal|PANIC|FATAL|recovery' "$BASE/test/server.log" | tail -n 20 >&2 || true
+  fi
   exit 1
 fi
 log "e2e: all suites passed"

@@ -230,9 +230,14 @@ fn refuse_nested_call() {
 }
 
 /// Every entry point's request: refused inside a capability, then served (see
-/// [session::serve_request]).
-fn serve<R>(f: impl FnOnce() -> R) -> R {
+/// [session::serve_request]). On a session that many users' requests share (the edge's login,
+/// PostgREST's pool), also refused while it holds temporary tables or types; `chumbo.handle`'s
+/// caller is trusted to act for anyone, so its own temporary objects change nothing.
+fn serve<R>(shared_session: bool, f: impl FnOnce() -> R) -> R {
     refuse_nested_call();
+    if shared_session {
+        session::refuse_temporary_relations_and_types();
+    }
     session::request_begins();
     session::serve_request(f)
 }
@@ -312,7 +317,7 @@ fn id_of(msg: &Value) -> Value {
 /// `chumbo.handle(body, claims)`: one JSON-RPC message for already-verified claims.
 #[pg_extern(name = "handle")]
 fn handle(body: Option<JsonbText>, claims: default!(Option<JsonB>, "NULL")) -> Option<JsonValue> {
-    serve(|| handle_request(body, claims))
+    serve(false, || handle_request(body, claims))
 }
 
 fn handle_request(body: Option<JsonbText>, claims: Option<JsonB>) -> Option<JsonValue> {
@@ -884,7 +889,7 @@ fn answer_json(mut a: Answer) -> JsonValue {
 /// `chumbo.http(request)`: an HTTP request as JSON in, the HTTP response as JSON out.
 #[pg_extern(name = "http")]
 fn http(request: Option<JsonbText>) -> JsonValue {
-    serve(|| http_request(request))
+    serve(true, || http_request(request))
 }
 
 fn http_request(request: Option<JsonbText>) -> JsonValue {
@@ -920,7 +925,7 @@ fn http_parts(
     ),
 > {
     let (status, headers, body, events, listen) =
-        serve(|| http_parts_request(request, request_body));
+        serve(true, || http_parts_request(request, request_body));
     TableIterator::once((status, headers, body, events, listen))
 }
 
@@ -955,7 +960,7 @@ fn http_parts_request(
 /// HTTP status and headers go back through `response.status` and `response.headers`.
 #[pg_extern(name = "mcp")]
 fn mcp(body: Option<JsonbText>) -> Option<JsonValue> {
-    serve(|| mcp_request(body))
+    serve(true, || mcp_request(body))
 }
 
 fn mcp_request(body: Option<JsonbText>) -> Option<JsonValue> {

@@ -6,7 +6,8 @@
 -- domain made on a pooled connection stood in for the application's table and for text in the
 -- next caller's capability, run as that caller. Now chumbo's statements run with search_path =
 -- pg_catalog, pg_temp; capabilities with the caller's search_path, pg_catalog first and the
--- temporary schema last.
+-- temporary schema last (unless their own SET clause says otherwise); and chumbo.http and
+-- chumbo.mcp serve no request on a session whose temporary schema holds tables or types.
 begin;
 select regress.fixture_projects() as fixture;
 create function mcp.project_names() returns table (name text) language sql stable
@@ -14,7 +15,12 @@ create function mcp.project_names() returns table (name text) language sql stabl
   as $$ select p.name::text from projects p order by 1 $$;
 grant execute on function mcp.project_names() to authenticated;
 create function mcp.search_path() returns text language sql stable as $$ select current_setting('search_path') $$;
-grant execute on function mcp.search_path() to authenticated;
+create function mcp.search_path_own() returns text language sql stable set search_path = public
+  as $$ select current_setting('search_path') $$;
+-- as Supabase advises for functions: an empty search_path, everything of the app qualified
+create function mcp.project_names_own() returns table (name text) language sql stable set search_path = ''
+  as $$ select p.name::text from public.projects p order by 1 $$;
+grant execute on function mcp.search_path(), mcp.search_path_own(), mcp.project_names_own() to authenticated;
 select chumbo.configure('{"auth_mode":"bearer","jwt_issuers":["https://issuer.test"],"jwt_hs256_secret":"regress-secret"}') ->> 'auth_mode' as mode;
 select regress.hs256(jsonb_build_object('sub', 'aaaaaaaa-0000-4000-8000-000000000001', 'role', 'authenticated',
   'iss', 'https://issuer.test', 'aud', 'http://localhost:54321/functions/v1/mcp',
@@ -52,11 +58,17 @@ create domain regress_hijack.text as pg_catalog.text check (regress_hijack.spy(v
 set local search_path = regress_hijack, pg_catalog, public;
 select pg_temp.names(pg_temp.call(:'alice')) as schema_text_listed_first;
 select * from pg_temp.ran();
--- what a capability runs with
+-- what a capability runs with; one with its own SET search_path clause keeps it
 select pg_temp.call(:'alice', 'search_path') #>> '{body,result,content,0,text}' as capability_search_path;
+select pg_temp.call(:'alice', 'search_path_own') #>> '{body,result,content,0,text}' as own_search_path;
+select pg_temp.names(pg_temp.call(:'alice', 'project_names_own')) as own_search_path_names;
+select * from pg_temp.ran();
 reset search_path;
 
--- 2. a temporary domain named text and a temporary table named projects, left on the connection
+-- 2. a temporary domain named text and a temporary table named projects, left on the connection:
+-- PostgreSQL searches the temporary schema first for both unless a search_path lists it, which
+-- the capability's own SET clause (or a SECURITY DEFINER helper's) does not. chumbo.http refuses
+-- to serve on such a session; temporary functions (never searched unqualified) are fine.
 create function pg_temp.spy(v pg_catalog.text) returns boolean language plpgsql
   set search_path = pg_catalog as $$
 begin
@@ -66,12 +78,20 @@ end $$;
 create domain pg_temp.text as pg_catalog.text check (pg_temp.spy(value));
 create temp table projects (name pg_catalog.text);
 insert into pg_temp.projects values ('SHADOW: written by the edge');
-select pg_temp.names(pg_temp.call(:'alice')) as temp_objects;
+savepoint temp_objects;
+select pg_temp.names(pg_temp.call(:'alice', 'project_names_own')) as temp_objects;
+rollback to savepoint temp_objects;
+drop domain pg_temp.text;
+savepoint temp_table;
+select pg_temp.names(pg_temp.call(:'alice')) as temp_table;
+rollback to savepoint temp_table;
+drop table pg_temp.projects;
+-- only temporary functions left: served
+select pg_temp.names(pg_temp.call(:'alice', 'project_names_own')) as temp_functions_only;
 select * from pg_temp.ran();
--- and with the temporary schema named first in the session's search_path
+-- with the temporary schema named first in the session's search_path, a capability has it last
 set local search_path = pg_temp, public;
-select pg_temp.names(pg_temp.call(:'alice')) as temp_schema_listed_first;
-select * from pg_temp.ran();
+select pg_temp.call(:'alice', 'search_path') #>> '{body,result,content,0,text}' as capability_search_path;
 -- the session's search_path is its own again after the calls
 show search_path;
 reset role;

@@ -9,6 +9,8 @@
 #   - a statement that fails after the call drops the row; a transaction block writes in the call
 #     (a rollback leaves nothing);
 #   - concurrent sessions: every row arrives exactly once, written in batches, no slot leaks;
+#   - a full queue (worker stopped): later calls write their rows themselves, none lost or doubled;
+#   - a crash 0.5 s after calls loses none of their rows;
 #   - a fast shutdown loses nothing; the worker comes back after it is terminated or after a crash;
 #   - anon and authenticated can call neither chumbo.audit_flush nor chumbo.audit_queue_stats;
 #   - an idle worker exits (DROP DATABASE is not refused for its connection).
@@ -56,7 +58,8 @@ do $$
 declare t text;
 begin
   foreach t in array array['probe_first', 'probe_ro', 'probe_at', 'probe_abort', 'probe_block',
-                           'probe_many', 'probe_stop', 'probe_again', 'probe_crash'] loop
+                           'probe_many', 'probe_stop', 'probe_again', 'probe_crash', 'probe_full',
+                           'probe_old'] loop
     execute format('create function mcp.%I(tag text) returns text language sql stable as $f$ select tag $f$', t);
     execute format('comment on function mcp.%I(text) is %L', t, 'Echoes its tag.');
     execute format('grant execute on function mcp.%I(text) to authenticated', t);
@@ -121,6 +124,31 @@ check "they were written in batches (far fewer transactions than rows)" t \
   "$(q -c "select count(distinct xmin::text) < 250 from chumbo.audit_events where capability = 'probe_many'")"
 check "no slot leaked and nothing overflowed" "0|0|0" \
   "$(q -c "select s->>'reserved', s->>'queued', s->>'overflowed' from chumbo.audit_queue_stats() s")"
+
+# A full queue: with the worker stopped (SIGSTOP), calls beyond its 2,048 slots write their rows
+# in the call; once the worker runs again, every row is there exactly once.
+q -c "select $(call probe_full f0)" >/dev/null
+wait_worker || true
+worker_pid="$(q -c "select pid from pg_stat_activity where backend_type = 'chumbo audit'")"
+overflowed_before="$(q -c "select chumbo.audit_queue_stats()->>'overflowed'")"
+kill -STOP "$worker_pid"
+for i in $(seq 2500); do echo "select $(call probe_full "f$i");"; done > "$WORK/full.sql"
+q -f "$WORK/full.sql" >/dev/null
+check "with the worker stopped, the queue fills and later calls write their rows themselves" t \
+  "$(q -c "select (s->>'queued')::int >= 2000 and (s->>'overflowed')::int - $overflowed_before >= 450 from chumbo.audit_queue_stats() s")"
+kill -CONT "$worker_pid"
+flush >/dev/null
+check "a full queue loses no row and writes none twice" "2501|2501" \
+  "$(q -c "select count(*), count(distinct trace_id) from chumbo.audit_events where capability = 'probe_full'")"
+
+# A crash half a second after the calls: their rows were written already (the worker writes
+# every 100 ms), so the crash loses none of them.
+for i in $(seq 200); do echo "select $(call probe_old "$i");"; done > "$WORK/old.sql"
+q -f "$WORK/old.sql" >/dev/null
+sleep 0.5
+ctl -m immediate stop
+start
+check "a crash 0.5 s after the calls loses none of their rows" 200 "$(rows probe_old)"
 
 # A fast shutdown right after the calls: the worker writes everything before it exits.
 for i in $(seq 300); do echo "select $(call probe_stop "$i");"; done > "$WORK/stop.sql"

@@ -924,9 +924,7 @@ fn http_parts(
         name!(listen, Option<String>),
     ),
 > {
-    let (status, headers, body, events, listen) =
-        serve(true, || http_parts_request(request, request_body));
-    TableIterator::once((status, headers, body, events, listen))
+    TableIterator::once(serve(true, || http_parts_request(request, request_body)))
 }
 
 fn http_parts_request(

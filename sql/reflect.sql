@@ -10,6 +10,7 @@ select jsonb_build_object(
     'prokind', p.prokind,
     'security_definer', p.prosecdef,
     'volatility', p.provolatile,
+    'sets_search_path', exists (select 1 from unnest(p.proconfig) c where c like 'search\_path=%'),
     'returns_set', p.proretset,
     'return_type', chumbo._type_info(p.prorettype),
     'variadic', p.provariadic <> 0,

@@ -124,7 +124,7 @@ pub fn call<T>(
         })
     };
     session::run_as_caller_calling(
-        Some(cap.oid),
+        cap.sets_search_path,
         caller.role_oid,
         &caller.claims,
         timeout_ms,

@@ -67,6 +67,8 @@ pub struct Capability {
     pub returns: ReturnShape,
     pub returns_set: bool,
     pub read_only: bool,
+    /// The function has its own `SET search_path` clause (see session::run_as_caller_calling).
+    pub sets_search_path: bool,
     pub template: Option<UriTemplate>,
     /// Visibility, execution predicate and approval, resolved (src/predicates.rs).
     pub policy: predicates::Policy,
@@ -315,6 +317,8 @@ struct ReflectedFunction {
     security_definer: bool,
     /// pg_proc.provolatile: i(mmutable), s(table), v(olatile).
     volatility: String,
+    /// pg_proc.proconfig has a search_path (a `SET search_path` clause).
+    sets_search_path: bool,
     returns_set: bool,
     return_type: ReflectedType,
     variadic: bool,
@@ -757,6 +761,7 @@ fn reflect(f: &ReflectedFunction, overloaded: bool) -> (Entry, Option<Capability
         kind: declared.kind,
         description: declared.description,
         read_only: matches!(f.volatility.as_str(), "s" | "i"),
+        sets_search_path: f.sets_search_path,
         meta: Box::new(declared.meta),
         params,
         input_schema: SchemaText::new(&input_schema),

@@ -352,14 +352,14 @@ pub fn run_as_caller<R>(
     budget_ms: u64,
     f: impl FnOnce() -> R,
 ) -> Result<R, CaughtSqlError> {
-    run_as_caller_calling(None, role, claims, budget_ms, f)
+    run_as_caller_calling(false, role, claims, budget_ms, f)
 }
 
-/// [run_as_caller] for a call of the one function `function`: when that function sets its own
-/// search_path, the caller's is not set (the function's replaces it as it starts, and chumbo's
-/// generated call qualifies every name): two search_path recomputations fewer per call.
+/// [run_as_caller] for a call of one function; `sets_search_path`: that function has its own
+/// search_path, so the caller's is not set (the function's replaces it as it starts, and
+/// chumbo's generated call qualifies every name): two search_path recomputations fewer per call.
 pub fn run_as_caller_calling<R>(
-    function: Option<pg_sys::Oid>,
+    sets_search_path: bool,
     role: pg_sys::Oid,
     claims: &serde_json::Value,
     budget_ms: u64,
@@ -367,7 +367,7 @@ pub fn run_as_caller_calling<R>(
 ) -> Result<R, CaughtSqlError> {
     let outcome = in_subtransaction(|| {
         // Restored with the subtransaction's settings.
-        if !function.is_some_and(sets_own_search_path) {
+        if !sets_search_path {
             if let Some(path) = CAPABILITY_SEARCH_PATH.with(|p| p.borrow().clone()) {
                 set_guc("search_path", &path);
             }
@@ -426,30 +426,6 @@ pub fn refuse_temporary_relations_and_types() {
             "chumbo: this session holds temporary tables or types, which would stand in for the names capabilities use",
             "Run DISCARD TEMP, or call chumbo.http and chumbo.mcp on a session without temporary objects."
         );
-    }
-}
-
-/// Whether the function's definition has a `SET search_path` clause (pg_proc.proconfig).
-fn sets_own_search_path(function: pg_sys::Oid) -> bool {
-    // SAFETY: a syscache lookup by oid; the tuple is released after its proconfig was copied out
-    // (from_polymorphic_datum copies the strings).
-    unsafe {
-        let id = pg_sys::SysCacheIdentifier::PROCOID as i32;
-        let tuple = pg_sys::SearchSysCache1(id, pg_sys::Datum::from(function));
-        if tuple.is_null() {
-            return false;
-        }
-        let mut isnull = false;
-        let config = pg_sys::SysCacheGetAttr(
-            id,
-            tuple,
-            pg_sys::Anum_pg_proc_proconfig as pg_sys::AttrNumber,
-            &mut isnull,
-        );
-        let settings: Option<Vec<Option<String>>> =
-            FromDatum::from_polymorphic_datum(config, isnull, pg_sys::TEXTARRAYOID);
-        pg_sys::ReleaseSysCache(tuple);
-        settings.is_some_and(|s| s.iter().flatten().any(|kv| kv.starts_with("search_path=")))
     }
 }
 

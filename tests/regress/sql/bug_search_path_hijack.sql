@@ -48,13 +48,14 @@ grant insert on regress_hijack.ran to public;
 create function pg_temp.ran() returns table (who name, what text, times bigint) language sql as $$
   select who, what, count(*) from regress_hijack.ran where who <> 'regress_edge_350' group by 1, 2 order by 1, 2 $$;
 -- 1. a domain named text in a schema the session lists before pg_catalog
-create function regress_hijack.spy(v pg_catalog.text) returns boolean language plpgsql
-  set search_path = pg_catalog as $$
+-- the attacker's code: notes who ran it, for which domain
+create function regress_hijack.spy(v pg_catalog.text, domain pg_catalog.text) returns boolean
+  language plpgsql set search_path = pg_catalog as $$
 begin
-  insert into regress_hijack.ran values (current_user, 'regress_hijack.text');
+  insert into regress_hijack.ran values (current_user, domain);
   return true;
 end $$;
-create domain regress_hijack.text as pg_catalog.text check (regress_hijack.spy(value));
+create domain regress_hijack.text as pg_catalog.text check (regress_hijack.spy(value, 'regress_hijack.text'));
 set local search_path = regress_hijack, pg_catalog, public;
 select pg_temp.names(pg_temp.call(:'alice')) as schema_text_listed_first;
 select * from pg_temp.ran();
@@ -69,13 +70,7 @@ reset search_path;
 -- PostgreSQL searches the temporary schema first for both unless a search_path lists it, which
 -- the capability's own SET clause (or a SECURITY DEFINER helper's) does not. chumbo.http refuses
 -- to serve on such a session; temporary functions (never searched unqualified) are fine.
-create function pg_temp.spy(v pg_catalog.text) returns boolean language plpgsql
-  set search_path = pg_catalog as $$
-begin
-  insert into regress_hijack.ran values (current_user, 'pg_temp.text');
-  return true;
-end $$;
-create domain pg_temp.text as pg_catalog.text check (pg_temp.spy(value));
+create domain pg_temp.text as pg_catalog.text check (regress_hijack.spy(value, 'pg_temp.text'));
 create temp table projects (name pg_catalog.text);
 insert into pg_temp.projects values ('SHADOW: written by the edge');
 savepoint temp_objects;

@@ -278,7 +278,7 @@ impl Page<'_> {
             (None, Rows::Text(t)) => {
                 let body = t.text(self.page.lines_len);
                 let rows = if held {
-                    crate::spliced::hold(t.array())
+                    crate::spliced::hold(t.into_array())
                 } else {
                     Value::Array(t.into_values())
                 };

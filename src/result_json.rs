@@ -8,6 +8,7 @@
 use pgrx::pg_sys;
 use serde_json::{Map, Number, Value};
 use std::ffi::CStr;
+use std::io::Write;
 
 /// A value PostgreSQL printed as JSON. Its text is valid JSON, so the only failure is serde's
 /// nesting limit (128 levels), raised as the call's error like any other.
@@ -89,10 +90,10 @@ impl Kind {
                     <String as pgrx::FromDatum>::from_polymorphic_datum(d, false, pg_sys::TEXTOID)
                         .unwrap_or_default(),
                 ),
-                Kind::Uuid => Value::String(uuid_text(std::slice::from_raw_parts(
-                    d.cast_mut_ptr::<u8>(),
-                    16,
-                ))),
+                Kind::Uuid => {
+                    let text = uuid_text(std::slice::from_raw_parts(d.cast_mut_ptr::<u8>(), 16));
+                    Value::String(String::from_utf8_lossy(&text).into_owned())
+                }
                 Kind::DateTime(typid) => {
                     let s = pg_sys::JsonEncodeDateTime(
                         std::ptr::null_mut(),
@@ -125,19 +126,40 @@ impl Kind {
         unsafe {
             match self {
                 Kind::Bool | Kind::Int2 | Kind::Int4 | Kind::Int8 => {
-                    let text = match self {
-                        Kind::Bool => (if d.value() != 0 { "true" } else { "false" }).to_string(),
-                        Kind::Int2 => (d.value() as i16).to_string(),
-                        Kind::Int4 => (d.value() as i32).to_string(),
-                        _ => (d.value() as i64).to_string(),
+                    let at = page.lines.len();
+                    // Writing into a Vec cannot fail.
+                    let _ = match self {
+                        Kind::Bool => {
+                            page.lines
+                                .write_all(if d.value() != 0 { b"true" } else { b"false" })
+                        }
+                        Kind::Int2 => write!(page.lines, "{}", d.value() as i16),
+                        Kind::Int4 => write!(page.lines, "{}", d.value() as i32),
+                        _ => write!(page.lines, "{}", d.value() as i64),
                     };
-                    page.lines.extend_from_slice(text.as_bytes());
-                    page.table.push(' ');
-                    page.table.push_str(&text);
-                    page.table.push_str(" |");
+                    page.verbatim_cell(at);
+                }
+                Kind::Uuid => {
+                    let text = uuid_text(std::slice::from_raw_parts(d.cast_mut_ptr::<u8>(), 16));
+                    page.plain_string(std::str::from_utf8(&text).unwrap_or_default());
+                }
+                Kind::DateTime(typid) => {
+                    // Written into a buffer of ours: no palloc'd copy per value.
+                    let mut buf = [0 as std::ffi::c_char; pg_sys::MAXDATELEN as usize + 1];
+                    pg_sys::JsonEncodeDateTime(buf.as_mut_ptr(), d, typid, std::ptr::null());
+                    page.string(CStr::from_ptr(buf.as_ptr()).to_str().unwrap_or_default());
                 }
                 Kind::Text => {
-                    let t = pg_sys::pg_detoast_datum_packed(d.cast_mut_ptr());
+                    // Only a compressed or out-of-line value needs detoasting (an FFI call).
+                    let raw = d.cast_mut_ptr::<pg_sys::varlena>();
+                    let inline = pgrx::varlena::varatt_is_4b_u(raw)
+                        || (pgrx::varlena::varatt_is_1b(raw)
+                            && !pgrx::varlena::varatt_is_1b_e(raw));
+                    let t = if inline {
+                        raw
+                    } else {
+                        pg_sys::pg_detoast_datum_packed(raw)
+                    };
                     match pgrx::varlena::text_to_rust_str(t) {
                         Ok(s) => page.string(s),
                         // not UTF-8 (another database encoding): as the value path reads it
@@ -293,7 +315,7 @@ unsafe fn row_to_json(datum: pg_sys::Datum) -> Value {
 /// structuredContent and the JSON-lines text are made of) and the Markdown table's rows, so no
 /// row becomes a Value, and none is written twice. The text is what the same rows as values
 /// give (render::rows, serde's writer); result_json's tests compare the two.
-#[derive(Default)]
+#[derive(Default, Clone)]
 pub struct TextPage {
     /// One compact JSON object per row, a line break between rows (compact JSON never holds a
     /// raw line break).
@@ -303,6 +325,8 @@ pub struct TextPage {
     /// The table's body, "\n| … |" per row.
     table: String,
     rows: usize,
+    /// Where the line breaks between rows are in `lines`.
+    breaks: Vec<usize>,
     /// Where the last row's line starts, and the first key of a row is next.
     last: usize,
     first_key: bool,
@@ -337,6 +361,8 @@ impl TextPage {
     /// Drops the row written after `m` (the one that did not fit the page).
     pub fn truncate(&mut self, m: Mark) {
         self.lines.truncate(m.lines);
+        self.breaks
+            .truncate(self.breaks.partition_point(|&b| b < m.lines));
         self.table.truncate(m.table);
         self.last = m.last;
         self.rows -= 1;
@@ -369,13 +395,16 @@ impl TextPage {
         }
     }
 
-    /// The rows as one JSON array's text.
-    pub fn array(&self) -> String {
-        let mut a = String::with_capacity(self.lines.len() + 2);
-        a.push('[');
-        a.push_str(&self.lines().replace('\n', ","));
-        a.push(']');
-        a
+    /// The rows as one JSON array's text: the lines, each line break made a comma in place.
+    pub fn into_array(self) -> String {
+        let mut a = self.lines;
+        for &b in &self.breaks {
+            a[b] = b',';
+        }
+        a.insert(0, b'[');
+        a.push(b']');
+        // Only valid UTF-8 is ever written (see `lines`), and ASCII was swapped for ASCII.
+        String::from_utf8(a).unwrap_or_default()
     }
 
     /// The last row, as a value.
@@ -408,6 +437,7 @@ impl TextPage {
 
     fn begin_row(&mut self) {
         if self.rows > 0 {
+            self.breaks.push(self.lines.len());
             self.lines.push(b'\n');
         }
         self.last = self.lines.len();
@@ -436,10 +466,36 @@ impl TextPage {
 
     /// A string: its JSON text, and itself as the cell.
     fn string(&mut self, s: &str) {
+        // Most strings need no escaping in either: one scan finds out (serde_json escapes '"',
+        // '\\' and control characters, a cell '\\', '|' and line breaks, which are controls).
+        if !s
+            .bytes()
+            .any(|b| b < 0x20 || matches!(b, b'"' | b'\\' | b'|'))
+        {
+            return self.plain_string(s);
+        }
         // Writing into a Vec cannot fail.
         let _ = serde_json::to_writer(&mut self.lines, s);
         self.table.push(' ');
         crate::render::push_cell(&mut self.table, s);
+        self.table.push_str(" |");
+    }
+
+    /// A string that needs no escaping, neither in JSON nor in a cell.
+    fn plain_string(&mut self, s: &str) {
+        self.lines.push(b'"');
+        self.lines.extend_from_slice(s.as_bytes());
+        self.lines.push(b'"');
+        self.table.push(' ');
+        self.table.push_str(s);
+        self.table.push_str(" |");
+    }
+
+    /// The JSON written to the lines from `at` on is the cell too, as it is (a number, a boolean).
+    fn verbatim_cell(&mut self, at: usize) {
+        self.table.push(' ');
+        self.table
+            .push_str(std::str::from_utf8(&self.lines[at..]).unwrap_or_default());
         self.table.push_str(" |");
     }
 
@@ -518,17 +574,17 @@ impl RowShape {
 }
 
 /// uuid_out's text of 16 bytes: lowercase hex in groups of 8-4-4-4-12.
-fn uuid_text(b: &[u8]) -> String {
-    let hex = crate::principal::hex(b);
-    let mut s = String::with_capacity(36);
-    for (i, group) in [0..8, 8..12, 12..16, 16..20, 20..32]
-        .into_iter()
-        .enumerate()
-    {
-        if i > 0 {
-            s.push('-');
+fn uuid_text(b: &[u8]) -> [u8; 36] {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = [b'-'; 36];
+    let mut at = 0;
+    for (i, byte) in b.iter().enumerate() {
+        if matches!(i, 4 | 6 | 8 | 10) {
+            at += 1; // the dash already there
         }
-        s.push_str(&hex[group]);
+        s[at] = DIGITS[(byte >> 4) as usize];
+        s[at + 1] = DIGITS[(byte & 15) as usize];
+        at += 2;
     }
     s
 }
@@ -574,12 +630,13 @@ mod tests {
             crate::render::rows(&values, page.lines_len()),
             "{query}: rendered text"
         );
+        let array = page.clone().into_array();
         assert_eq!(
-            serde_json::from_str::<Value>(&page.array()).unwrap(),
+            serde_json::from_str::<Value>(&array).unwrap(),
             Value::Array(values.clone()),
             "{query}: structuredContent rows"
         );
-        assert_eq!(page.array(), Value::Array(values.clone()).to_string());
+        assert_eq!(array, Value::Array(values.clone()).to_string());
         assert_eq!(page.last_row(), values.last().cloned());
         assert_eq!(page.into_values(), values);
     }
@@ -604,6 +661,18 @@ mod tests {
         // narrow flat rows become a table, one row stays JSON lines
         Spi::run("create type pg_temp.narrow as (id int, name text)").unwrap();
         assert_same("select (i, 'n')::pg_temp.narrow from generate_series(1, 20) i");
+        // a text compressed in its table's row stays compressed in the whole-row value
+        Spi::run(
+            "create temp table long_texts (id int, body text);
+             insert into long_texts select i, repeat('ab|c', 2000 * i) from generate_series(1, 2) i",
+        )
+        .unwrap();
+        assert!(Spi::get_one::<bool>(
+            "select bool_and(pg_column_compression(body) is not null) from long_texts"
+        )
+        .unwrap()
+        .unwrap());
+        assert_same("select t from long_texts t");
         assert_same("select row(1, 'n')::pg_temp.narrow");
         // a type chumbo reads through row_to_json (an array column), and a dropped column
         Spi::run("create type pg_temp.with_array as (id int, tags text[])").unwrap();
@@ -666,7 +735,7 @@ mod tests {
                 page.table().unwrap(),
                 "| id | name |\n| --- | --- |\n| 1 | n1 |"
             );
-            assert_eq!(page.array(), r#"[{"id":1,"name":"n1"}]"#);
+            assert_eq!(page.into_array(), r#"[{"id":1,"name":"n1"}]"#);
         });
     }
 }

@@ -25,6 +25,9 @@ thread_local! {
     };
 }
 
+/// How every placeholder starts.
+const PREFIX: &str = "\0chumbo:";
+
 /// A placeholder for `json` (valid JSON text, written by chumbo): put it where the value goes.
 pub fn hold(json: String) -> Value {
     let n = NEXT.with(|c| {
@@ -32,7 +35,7 @@ pub fn hold(json: String) -> Value {
         c.set(n);
         n
     });
-    let token = TAG.with(|t| format!("\0chumbo:{n}:{t}"));
+    let token = TAG.with(|t| format!("{PREFIX}{n}:{t}"));
     HELD.with(|h| h.borrow_mut().push((token.clone(), json)));
     Value::String(token)
 }
@@ -47,19 +50,39 @@ pub fn clear() {
     HELD.with(|h| h.borrow_mut().clear());
 }
 
-/// The compact JSON text of `v`, with every placeholder replaced by its text.
+/// The compact JSON text of `v`, with every placeholder replaced by its text. One pass over
+/// the written value: each held text is copied once, wherever its placeholder stands.
 pub fn write(v: &Value) -> String {
-    let mut out = v.to_string();
+    let written = v.to_string();
     HELD.with(|h| {
-        for (token, json) in h.borrow().iter() {
-            // serde_json writes U+0000 as \u0000; the placeholder is a whole string value.
-            let quoted = format!("\"\\u0000{}\"", &token[1..]);
-            while let Some(at) = out.find(&quoted) {
-                out.replace_range(at..at + quoted.len(), json);
+        let held = h.borrow();
+        if held.is_empty() {
+            return written;
+        }
+        // serde_json writes U+0000 as \u0000; a placeholder is always a whole string value.
+        const START: &str = "\"\\u0000chumbo:";
+        let extra: usize = held.iter().map(|(_, json)| json.len()).sum();
+        let mut out = String::with_capacity(written.len() + extra);
+        let mut rest = written.as_str();
+        while let Some(at) = rest.find(START) {
+            out.push_str(&rest[..at]);
+            rest = &rest[at + START.len()..];
+            // What follows the prefix in a token is ASCII, written as it is, then the quote.
+            let found = held.iter().find_map(|(token, json)| {
+                let tail = rest.strip_prefix(&token[PREFIX.len()..])?;
+                Some((tail.strip_prefix('"')?, json))
+            });
+            match found {
+                Some((after, json)) => {
+                    out.push_str(json);
+                    rest = after;
+                }
+                None => out.push_str(START),
             }
         }
-    });
-    out
+        out.push_str(rest);
+        out
+    })
 }
 
 #[cfg(any(test, feature = "pg_test"))]
@@ -85,5 +108,26 @@ mod tests {
         );
         clear();
         assert!(!held());
+    }
+
+    #[pgrx::pg_test]
+    fn every_placeholder_is_replaced_once_and_only_by_its_text() {
+        clear();
+        let a = hold("[1]".to_string());
+        let b = hold("[2]".to_string());
+        let Value::String(token) = &a else { panic!() };
+        // a string that is a placeholder with one character of the tag changed, and one that
+        // merely starts like one, stay strings; a held text is never searched for placeholders
+        let mut wrong = token.clone();
+        let last = wrong.pop().unwrap();
+        wrong.push(if last == '0' { '1' } else { '0' });
+        let inner = hold(format!("[{}]", Value::String(token.clone())));
+        let reply = json!([a, b, a, wrong, format!("x{token}"), inner]);
+        let back: Value = serde_json::from_str(&write(&reply)).unwrap();
+        assert_eq!(
+            back,
+            json!([[1], [2], [1], wrong, format!("x{token}"), [token]])
+        );
+        clear();
     }
 }

@@ -356,9 +356,9 @@ def render(results_path, meta_path, out_path):
     w("")
     w("Same machine, database, tokens (ES256, `scripts/mint-token.ts`) and tool (`tools/call list_projects "
       f"{{\"status\":\"archived\"}}`, {f(rp)} rows for Alice). **chumbo**: the Deno edge (`scripts/edge.sh`, "
-      "pool 8) forwarding to `chumbo.http`, which verifies the token in the database. **reference** (`bench/reference/server.mjs`): "
+      f"a pool of {meta.get('db_pool', '8')} connections) forwarding to `chumbo.http`, which verifies the token in the database. **reference** (`bench/reference/server.mjs`): "
       "Node, the official TypeScript SDK (stateless Streamable HTTP, JSON responses, a new server and transport per request), "
-      "`jose` verifying the token, a `pg` pool of 8 running the same query as `authenticated` with the same claims "
+      f"`jose` verifying the token, a `pg` pool of {meta.get('db_pool', '8')} running the same query as `authenticated` with the same claims "
       "(begin; set_config claims + role; query; commit). wrk with `bench/wrk/mcp.lua`. **raw query**: pgbench running "
       "`select * from mcp.list_projects('archived')` (`bench/pgbench/raw_call_page.sql`) as the edge's login role with "
       "`PGOPTIONS=\"-c role=authenticated -c request.jwt.claims=<Alice's claims>\"`: one round trip, no JSON, no HTTP, no "

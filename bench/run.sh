@@ -22,7 +22,9 @@
 # the sides of a comparison alternate in, BENCH_WARMUP (3) extra seconds per pgbench round (the
 # window starts once every client has finished its first transaction), BENCH_CLIENTS ("8", in the
 # database), BENCH_E2E_CLIENTS ("8 32"), BENCH_PAGE_ROWS (50), BENCH_PERF (1: profiles),
-# BENCH_EXTRA (0; 1: also tools/list of 10 tools and DDL-then-list points), BENCH_PG_PORT (54380),
+# BENCH_EXTRA (0; 1: also tools/list of 10 tools and DDL-then-list points), BENCH_DB_POOL (database
+# connections of each HTTP server, the edge and the reference alike; default 2 x nproc, PostgreSQL's
+# rule of thumb for CPU-bound work, 4 on this machine), BENCH_PG_PORT (54380),
 # BENCH_EDGE_PORT (54381), BENCH_REF_PORT (54382), BENCH_OUT (bench/RESULTS.md).
 set -euo pipefail
 source "$(dirname "$0")/../scripts/lib.sh"
@@ -39,6 +41,7 @@ PORT="${BENCH_PG_PORT:-54380}"
 EDGE_PORT="${BENCH_EDGE_PORT:-54381}"
 REF_PORT="${BENCH_REF_PORT:-54382}"
 PAGE_ROWS="${BENCH_PAGE_ROWS:-50}"
+DB_POOL="${BENCH_DB_POOL:-$((2 * $(nproc)))}"
 OUT="${BENCH_OUT:-$ROOT/bench/RESULTS.md}"
 PGBENCH="$PG_BIN/pgbench"
 DB10=chumbo_bench            # the example app + bench data, 10 tools
@@ -282,10 +285,10 @@ BOB_TOKEN="$(deno run -A scripts/mint-token.ts bob)"
 deno run -A scripts/mint-token.ts jwks >"$WORK/jwks.json"
 ISSUER="$(deno run -A scripts/mint-token.ts settings | jq -r '.jwt_issuers[0]')"
 DBURL="postgres://chumbo_edge:$EDGE_PW@127.0.0.1:$PORT/$DB10"
-CHUMBO_EDGE_ID=$EDGE_ID CHUMBO_PORT=$EDGE_PORT EDGE_DATABASE_URL="$DBURL" "$ROOT/scripts/edge.sh" start >/dev/null
+CHUMBO_EDGE_ID=$EDGE_ID CHUMBO_PORT=$EDGE_PORT CHUMBO_DB_POOL=$DB_POOL EDGE_DATABASE_URL="$DBURL" "$ROOT/scripts/edge.sh" start >/dev/null
 EDGE_PID="$(cat "$STATE/$EDGE_ID.pid")"
 DATABASE_URL="$DBURL" JWKS_FILE="$WORK/jwks.json" JWT_ISSUER="$ISSUER" JWT_AUDIENCE="$EDGE_URL" PORT="$REF_PORT" \
-  node bench/reference/server.mjs >"$WORK/reference.log" 2>&1 &
+  DB_POOL="$DB_POOL" node bench/reference/server.mjs >"$WORK/reference.log" 2>&1 &
 REF_PID=$!
 for _ in $(seq 100); do
   [[ "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$REF_URL" || true)" == 401 ]] && break; sleep 0.1
@@ -357,7 +360,7 @@ build_kind() {
 jq -n \
   --arg started "$STARTED" --arg finished "$(date -u +%FT%TZ)" --arg elapsed "$((SECONDS - T0))" \
   --arg command "make bench (bench/run.sh)" \
-  --arg env "BENCH_SECONDS=$SECS BENCH_ROUNDS=$ROUNDS BENCH_WARMUP=$WARMUP BENCH_CLIENTS=\"$CLIENTS\" BENCH_E2E_CLIENTS=\"$E2E_CLIENTS\" BENCH_PAGE_ROWS=$PAGE_ROWS BENCH_EXTRA=$EXTRA" \
+  --arg env "BENCH_SECONDS=$SECS BENCH_ROUNDS=$ROUNDS BENCH_WARMUP=$WARMUP BENCH_CLIENTS=\"$CLIENTS\" BENCH_E2E_CLIENTS=\"$E2E_CLIENTS\" BENCH_PAGE_ROWS=$PAGE_ROWS BENCH_DB_POOL=$DB_POOL BENCH_EXTRA=$EXTRA" \
   --arg nproc "$(nproc)" --arg cpu "$(lscpu | sed -n 's/^Model name: *//p' | head -1)" \
   --arg mem "$(free -h | awk '/^Mem:/ {print $2}')" --arg load "$(cut -d' ' -f1-3 /proc/loadavg)" \
   --arg kernel "$(uname -r)" \
@@ -370,6 +373,7 @@ jq -n \
   --arg node "$(node --version)" --arg deno "$(deno --version | head -1)" --arg wrk "$(wrk --version 2>&1 | head -1 | cut -d' ' -f1-2)" \
   --arg sdk "$(jq -r '.packages["node_modules/@modelcontextprotocol/sdk"].version' bench/reference/package-lock.json)" \
   --arg perf "$([[ -n "$PERF" ]] && echo yes || echo no)" \
+  --arg db_pool "$DB_POOL" \
   '$ARGS.named' >"$WORK/meta.json"
 python3 bench/report.py render "$RESULTS" "$WORK/meta.json" "$OUT"
 log "wrote ${OUT#"$ROOT"/} ($((SECONDS - T0)) s)"

@@ -23,8 +23,8 @@
 # window starts once every client has finished its first transaction), BENCH_CLIENTS ("8", in the
 # database), BENCH_E2E_CLIENTS ("8 32"), BENCH_PAGE_ROWS (50), BENCH_PERF (1: profiles),
 # BENCH_EXTRA (0; 1: also tools/list of 10 tools and DDL-then-list points), BENCH_DB_POOL (database
-# connections of each HTTP server, the edge and the reference alike; default 2 x nproc, PostgreSQL's
-# rule of thumb for CPU-bound work, 4 on this machine), BENCH_PG_PORT (54380),
+# connections of each HTTP server, the edge and the reference alike; 8, both servers' default),
+# BENCH_PG_PORT (54380),
 # BENCH_EDGE_PORT (54381), BENCH_REF_PORT (54382), BENCH_OUT (bench/RESULTS.md).
 set -euo pipefail
 source "$(dirname "$0")/../scripts/lib.sh"
@@ -41,7 +41,7 @@ PORT="${BENCH_PG_PORT:-54380}"
 EDGE_PORT="${BENCH_EDGE_PORT:-54381}"
 REF_PORT="${BENCH_REF_PORT:-54382}"
 PAGE_ROWS="${BENCH_PAGE_ROWS:-50}"
-DB_POOL="${BENCH_DB_POOL:-$((2 * $(nproc)))}"
+DB_POOL="${BENCH_DB_POOL:-8}"
 OUT="${BENCH_OUT:-$ROOT/bench/RESULTS.md}"
 PGBENCH="$PG_BIN/pgbench"
 DB10=chumbo_bench            # the example app + bench data, 10 tools

@@ -73,6 +73,12 @@ fn answer_reply(status: u16, reply: Reply) -> Answer {
     }
 }
 
+/// A reply or body as the value a jsonb result is made of: when its text was written already, a
+/// placeholder for that text (src/spliced.rs), so the rows in it are not written a second time.
+fn written(value: Value, text: Option<String>) -> Value {
+    text.map_or(value, spliced::hold)
+}
+
 /// What one message produced.
 struct Processed {
     /// None for notifications and client responses.
@@ -354,7 +360,7 @@ fn handle_request(body: Option<JsonbText>, claims: Option<JsonB>) -> Option<Json
         Era::Legacy(Revision::NEWEST)
     };
     let processed = process_message(&registry, &caller, &msg, &era, None, true);
-    processed.reply.map(|r| JsonValue(r.value))
+    processed.reply.map(|r| JsonValue(written(r.value, r.text)))
 }
 
 fn header<'a>(headers: &'a Map<String, Value>, name: &str) -> Option<&'a str> {
@@ -878,7 +884,8 @@ fn answer_json(mut a: Answer) -> JsonValue {
     let mut out = Map::new();
     out.insert("status".into(), json!(a.status));
     out.insert("headers".into(), Value::Object(headers));
-    out.insert("body".into(), a.body.unwrap_or(Value::Null));
+    let body = a.body.map(|b| written(b, a.body_text));
+    out.insert("body".into(), body.unwrap_or(Value::Null));
     out.insert("events".into(), Value::Array(a.events));
     if let Some(l) = a.listen {
         out.insert("listen".into(), *l);
@@ -992,7 +999,7 @@ fn mcp_request(body: Option<JsonbText>) -> Option<JsonValue> {
         let list: Vec<Value> = a.headers.iter().map(|(k, v)| json!({ k: v })).collect();
         session::set_local("response.headers", &Value::Array(list).to_string());
     }
-    a.body.map(JsonValue)
+    a.body.map(|b| JsonValue(written(b, a.body_text)))
 }
 
 #[cfg(any(test, feature = "pg_test"))]

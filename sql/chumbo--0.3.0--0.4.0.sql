@@ -84,3 +84,22 @@ alter table chumbo.audit_events drop constraint audit_events_pkey;
 drop index chumbo.audit_events_at;
 create index audit_events_at on chumbo.audit_events using brin (at);
 alter table chumbo.audit_events replica identity full;
+
+-- _schema_changed holds a shared advisory lock from before it takes its number until its
+-- transaction ends, so a backend can tell when every change given a number has settled (numbers
+-- may commit out of order; src/registry.rs changes_settled).
+create or replace function chumbo._schema_changed() returns void
+language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
+declare
+    v bigint;
+begin
+    -- Held (shared: changes never wait on each other) from before the number is taken until the
+    -- transaction ends: a backend that finds it free knows every number given out is settled,
+    -- whatever order they commit in (src/registry.rs, changes_settled).
+    perform pg_advisory_xact_lock_shared(1667788130, 1);
+    v := nextval('chumbo.schema_version');
+    insert into chumbo.schema_changes values (v);
+    -- keep the table small: only the newest number matters
+    delete from chumbo.schema_changes c where c.ctid in (
+        select ctid from chumbo.schema_changes where version < v - 64 limit 16 for update skip locked);
+end $$;

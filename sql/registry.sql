@@ -6,8 +6,10 @@
 -- sequence (which never rolls back, so any backend sees at once that something may have moved)
 -- and records it in chumbo.schema_changes in its own transaction (which becomes visible exactly
 -- when the change commits). A backend's registry is labelled with the newest committed number it
--- could see when it read the catalog, so a change still open elsewhere is never cached under a
--- number that its commit would not move again.
+-- could see when it read the catalog. Numbers are taken in one order and may commit in another,
+-- so the newest committed number alone does not say that nothing is missing: a registry built
+-- while any change was still open is built again once every change has settled (the advisory
+-- lock in _schema_changed; src/registry.rs).
 create sequence chumbo.schema_version;
 revoke all on sequence chumbo.schema_version from public;
 create table chumbo.schema_changes (version bigint primary key);
@@ -17,8 +19,13 @@ insert into chumbo.schema_changes values (nextval('chumbo.schema_version'));
 create function chumbo._schema_changed() returns void
 language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
 declare
-    v bigint := nextval('chumbo.schema_version');
+    v bigint;
 begin
+    -- Held (shared: changes never wait on each other) from before the number is taken until the
+    -- transaction ends: a backend that finds it free knows every number given out is settled,
+    -- whatever order they commit in (src/registry.rs, changes_settled).
+    perform pg_advisory_xact_lock_shared(1667788130, 1);
+    v := nextval('chumbo.schema_version');
     insert into chumbo.schema_changes values (v);
     -- keep the table small: only the newest number matters
     delete from chumbo.schema_changes c where c.ctid in (

@@ -90,6 +90,10 @@ pub struct Registry {
     /// reflect that transaction's uncommitted DDL or settings, which a rollback undoes while the
     /// (non-transactional) version stays, so it is only good within that transaction.
     built_in: Option<pg_sys::TransactionId>,
+    /// Whether every schema version given out before the build was settled (committed or rolled
+    /// back): a registry built while one was still open must be built again once it is, even if
+    /// the newest committed version did not move (it may have been numbered below it).
+    settled: bool,
     /// chumbo.keys: secrets by name.
     pub keys: HashMap<String, Vec<u8>>,
     pub settings: Settings,
@@ -246,9 +250,50 @@ fn committed_version() -> i64 {
 
 thread_local! {
     /// The sequence value at which the cached registry was last known to be current: while the
-    /// sequence stays there, nothing can have changed. -1 while a change is still uncommitted (or
-    /// was rolled back): then every request checks chumbo.schema_changes.
+    /// sequence stays there, nothing can have changed. -1 while a change is still open: then
+    /// every request checks again.
     static CONFIRMED_AT: std::cell::Cell<i64> = const { std::cell::Cell::new(-1) };
+}
+
+/// The newest snapshot as the active one (what SPI reads with) while this lives.
+struct LatestSnapshot;
+
+impl LatestSnapshot {
+    fn push() -> LatestSnapshot {
+        // SAFETY: PushActiveSnapshot copies the static snapshot GetLatestSnapshot returns.
+        unsafe { pg_sys::PushActiveSnapshot(pg_sys::GetLatestSnapshot()) };
+        LatestSnapshot
+    }
+}
+
+impl Drop for LatestSnapshot {
+    fn drop(&mut self) {
+        // SAFETY: pops the snapshot `push` pushed (also when a PostgreSQL error unwinds past it,
+        // before the (sub)transaction's abort looks at the stack).
+        unsafe { pg_sys::PopActiveSnapshot() };
+    }
+}
+
+/// The advisory lock each capability change holds, shared, from before it takes its schema
+/// version until its transaction ends (chumbo._schema_changed, sql/registry.sql).
+const CHANGE_LOCK: [i32; 2] = [0x6368_6d62, 1]; // "chmb"
+
+/// Whether no other transaction holds a schema version it has not yet committed or rolled back.
+/// Versions are taken in one order and may commit in another: only once every version given out
+/// is settled does the newest committed one say what the catalog holds. (A backend's own locks
+/// never conflict with each other: its own open change is seen through `built_in`.)
+fn changes_settled() -> bool {
+    let key = CHANGE_LOCK.map(|k| Some(pg_sys::Datum::from(k)));
+    // SAFETY: both functions take two int4 and return a bool; the exclusive session lock taken
+    // when free is released at once, so no change ever waits on it for longer than this.
+    unsafe {
+        let free = pgrx::direct_function_call::<bool>(pg_sys::pg_try_advisory_lock_int4, &key)
+            == Some(true);
+        if free {
+            pgrx::direct_function_call::<bool>(pg_sys::pg_advisory_unlock_int4, &key);
+        }
+        free
+    }
 }
 
 /// The registry for the current schema version, rebuilt when DDL/COMMENT/GRANT/settings moved it.
@@ -267,15 +312,20 @@ pub fn current() -> Rc<Registry> {
             return r.clone();
         }
     }
+    // After `seq` was read: every version up to it is settled if no change holds the lock now.
+    let settled = changes_settled();
+    // The catalog is read under a snapshot taken after that check, not the statement's (taken
+    // before it): a change that commits in between is then in the registry, not only settled.
+    let _snapshot = LatestSnapshot::push();
     // Read before the catalog: the registry is then at least as new as its label.
     let committed = committed_version();
-    let registry = match cached.filter(|r| r.version == committed) {
+    let registry = match cached.filter(|r| r.version == committed && (r.settled || !settled)) {
         Some(r) => r,
         None => {
             // Keys and settings may have moved with it: tokens verified under them go too.
             crate::auth::forget_verified_tokens();
             let previous = CACHE.with(|c| c.borrow().clone());
-            let r = Rc::new(build(committed, previous.as_deref()));
+            let r = Rc::new(build(committed, settled, previous.as_deref()));
             drop(previous);
             CACHE.with(|c| *c.borrow_mut() = Some(r.clone()));
             // the previous registry's unshared parts and the build's temporaries are free now
@@ -283,7 +333,8 @@ pub fn current() -> Rc<Registry> {
             r
         }
     };
-    CONFIRMED_AT.with(|c| c.set(if committed >= seq { seq } else { -1 }));
+    // Settled and read after that: a version below `seq` that is not committed was rolled back.
+    CONFIRMED_AT.with(|c| c.set(if settled { seq } else { -1 }));
     registry
 }
 
@@ -469,7 +520,7 @@ impl Registry {
 
 /// A registry for `version`: functions whose stamp is unchanged since `previous` keep their
 /// reflection (shared, not copied), the others are reflected now.
-fn build(version: i64, previous: Option<&Registry>) -> Registry {
+fn build(version: i64, settled: bool, previous: Option<&Registry>) -> Registry {
     let previous_ = std::panic::AssertUnwindSafe(previous);
     let mut catalog = session::as_owner(move || read_catalog(*previous_));
     // SAFETY: GetTopTransactionIdIfAny only reads the current transaction state (no pointers).
@@ -484,6 +535,7 @@ fn build(version: i64, previous: Option<&Registry>) -> Registry {
         Registry {
             version,
             built_in: (xid != pg_sys::InvalidTransactionId).then_some(xid),
+            settled,
             keys: std::mem::take(&mut catalog.keys),
             settings,
             settings_error,
@@ -1447,11 +1499,11 @@ mod tests {
             "alter type s2.mood rename to feeling",
             "alter domain public.shade rename to tint",
         ];
-        let mut registry = build(0, None);
+        let mut registry = build(0, true, None);
         for step in steps {
             Spi::run(step).unwrap();
-            let incremental = build(0, Some(&registry));
-            let full = build(0, None);
+            let incremental = build(0, true, Some(&registry));
+            let full = build(0, true, None);
             assert_eq!(describe(&incremental), describe(&full), "after: {step}");
             // mcp.keep is never reflected again
             assert!(
@@ -1462,13 +1514,13 @@ mod tests {
             );
             registry = incremental;
         }
-        assert_eq!(build(0, Some(&registry)).reflected_now, 0);
+        assert_eq!(build(0, true, Some(&registry)).reflected_now, 0);
     }
 
     /// The registry's own bytes (counting allocator) grow with its tools and shrink when they go.
     #[pgrx::pg_test]
     fn registry_bytes_follow_the_tools() {
-        let empty = build(0, None);
+        let empty = build(0, true, None);
         Spi::run(
             "do $$ begin for i in 1..200 loop
                execute format('create function mcp.t%s(a text, b int default 1) returns text language sql as %L', i, 'select a');
@@ -1476,7 +1528,7 @@ mod tests {
              end loop; end $$",
         )
         .unwrap();
-        let many = build(0, Some(&empty));
+        let many = build(0, true, Some(&empty));
         assert_eq!(many.capabilities.len(), empty.capabilities.len() + 200);
         let per_tool = (many.bytes - empty.bytes) / 200;
         // About 2 KB (bench: 2.1 KB a tool); schemas and metadata kept as Value trees made it 8.6 KB.
@@ -1485,7 +1537,7 @@ mod tests {
             "{per_tool} bytes per tool"
         );
         // reused reflections are counted as well
-        let again = build(0, Some(&many));
+        let again = build(0, true, Some(&many));
         assert_eq!(again.reflected_now, 0);
         assert!(
             again.bytes.abs_diff(many.bytes) < many.bytes / 10,
@@ -1499,7 +1551,7 @@ mod tests {
              end loop; end $$",
         )
         .unwrap();
-        let fewer = build(0, Some(&again));
+        let fewer = build(0, true, Some(&again));
         assert_eq!(fewer.capabilities.len(), empty.capabilities.len() + 50);
         assert!(
             fewer.bytes < many.bytes - 100 * per_tool,

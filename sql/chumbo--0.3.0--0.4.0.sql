@@ -85,10 +85,13 @@ drop index chumbo.audit_events_at;
 create index audit_events_at on chumbo.audit_events using brin (at);
 alter table chumbo.audit_events replica identity full;
 
--- _schema_changed holds a shared advisory lock from before it takes its number until its
--- transaction ends, so a backend can tell when every change given a number has settled (numbers
--- may commit out of order; src/registry.rs changes_settled).
-create or replace function chumbo._schema_changed() returns void
+-- Capability changes: _schema_changed holds a shared advisory lock from before it takes its number
+-- until its transaction ends, so a backend can tell when every change given a number has settled
+-- (numbers may commit out of order; src/registry.rs changes_settled), and records the functions a
+-- change touched when it touched nothing else (a backend then re-reads only those). In this order
+-- so that every statement here, which fires the event triggers itself, finds what they call.
+alter table chumbo.schema_changes add column functions oid[];
+create function chumbo._schema_changed(functions oid[]) returns void
 language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
 declare
     v bigint;
@@ -98,8 +101,41 @@ begin
     -- whatever order they commit in (src/registry.rs, changes_settled).
     perform pg_advisory_xact_lock_shared(1667788130, 1);
     v := nextval('chumbo.schema_version');
-    insert into chumbo.schema_changes values (v);
-    -- keep the table small: only the newest number matters
+    insert into chumbo.schema_changes values (v, functions);
+    -- Keep the table small. src/registry.rs (KEPT_CHANGES) relies on every row above the newest
+    -- committed number minus 64 staying: a registry further behind reads everything again.
     delete from chumbo.schema_changes c where c.ctid in (
         select ctid from chumbo.schema_changes where version < v - 64 limit 16 for update skip locked);
 end $$;
+revoke all on function chumbo._schema_changed(oid[]) from public;
+create or replace function chumbo._bump_schema_version() returns event_trigger
+language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
+declare
+    touched oid[];
+begin
+    -- A command whose every object is a function (COMMENT ON FUNCTION, CREATE [OR REPLACE]
+    -- FUNCTION, ALTER FUNCTION) changed pg_proc and pg_description rows of those functions only.
+    -- GRANT names no object here, DROP comes as sql_drop: those, and anything else, record null.
+    if tg_event = 'ddl_command_end' then
+        select case when bool_and(c.classid = 'pg_catalog.pg_proc'::regclass and c.objid is not null)
+                    then array_agg(c.objid) end
+          into touched
+          from pg_event_trigger_ddl_commands() c;
+    end if;
+    perform chumbo._schema_changed(touched);
+    -- subscriptions/listen streams (held by the edge) turn this into list-changed notifications
+    perform pg_notify('chumbo_capabilities', tg_tag);
+end $$;
+create or replace function chumbo._settings_changed() returns trigger
+language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
+begin
+    perform chumbo._schema_changed(null);
+    return null;
+end $$;
+create or replace function chumbo._skills_changed() returns void
+language plpgsql set search_path = pg_catalog, pg_temp as $$
+begin
+    perform chumbo._schema_changed(null);
+    perform pg_notify('chumbo_capabilities', 'SKILLS');
+end $$;
+drop function chumbo._schema_changed();

@@ -9,14 +9,19 @@
 -- could see when it read the catalog. Numbers are taken in one order and may commit in another,
 -- so the newest committed number alone does not say that nothing is missing: a registry built
 -- while any change was still open is built again once every change has settled (the advisory
--- lock in _schema_changed; src/registry.rs).
+-- lock in _schema_changed; src/registry.rs). A change that touched only functions records which:
+-- a backend whose registry is a few changes behind then re-reads those functions alone.
 create sequence chumbo.schema_version;
 revoke all on sequence chumbo.schema_version from public;
-create table chumbo.schema_changes (version bigint primary key);
+create table chumbo.schema_changes (
+    version bigint primary key,
+    -- the pg_proc oids the change touched when it touched nothing else; null: anything may have moved
+    functions oid[]
+);
 revoke all on chumbo.schema_changes from public;
 insert into chumbo.schema_changes values (nextval('chumbo.schema_version'));
 
-create function chumbo._schema_changed() returns void
+create function chumbo._schema_changed(functions oid[]) returns void
 language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
 declare
     v bigint;
@@ -26,19 +31,31 @@ begin
     -- whatever order they commit in (src/registry.rs, changes_settled).
     perform pg_advisory_xact_lock_shared(1667788130, 1);
     v := nextval('chumbo.schema_version');
-    insert into chumbo.schema_changes values (v);
-    -- keep the table small: only the newest number matters
+    insert into chumbo.schema_changes values (v, functions);
+    -- Keep the table small. src/registry.rs (KEPT_CHANGES) relies on every row above the newest
+    -- committed number minus 64 staying: a registry further behind reads everything again.
     delete from chumbo.schema_changes c where c.ctid in (
         select ctid from chumbo.schema_changes where version < v - 64 limit 16 for update skip locked);
 end $$;
-revoke all on function chumbo._schema_changed() from public;
+revoke all on function chumbo._schema_changed(oid[]) from public;
 
 -- SECURITY DEFINER: event triggers run with the rights of whoever ran the DDL (a migration role,
 -- `authenticated` creating a temp table); they must not need rights on chumbo's own objects.
 create function chumbo._bump_schema_version() returns event_trigger
 language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
+declare
+    touched oid[];
 begin
-    perform chumbo._schema_changed();
+    -- A command whose every object is a function (COMMENT ON FUNCTION, CREATE [OR REPLACE]
+    -- FUNCTION, ALTER FUNCTION) changed pg_proc and pg_description rows of those functions only.
+    -- GRANT names no object here, DROP comes as sql_drop: those, and anything else, record null.
+    if tg_event = 'ddl_command_end' then
+        select case when bool_and(c.classid = 'pg_catalog.pg_proc'::regclass and c.objid is not null)
+                    then array_agg(c.objid) end
+          into touched
+          from pg_event_trigger_ddl_commands() c;
+    end if;
+    perform chumbo._schema_changed(touched);
     -- subscriptions/listen streams (held by the edge) turn this into list-changed notifications
     perform pg_notify('chumbo_capabilities', tg_tag);
 end $$;
@@ -52,7 +69,7 @@ create event trigger chumbo_drop_watch on sql_drop
 create function chumbo._settings_changed() returns trigger
 language plpgsql security definer set search_path = pg_catalog, pg_temp as $$
 begin
-    perform chumbo._schema_changed();
+    perform chumbo._schema_changed(null);
     return null;
 end $$;
 revoke all on function chumbo._settings_changed() from public;

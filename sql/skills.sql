@@ -37,7 +37,7 @@ revoke all on chumbo.skill_grants from public;
 create function chumbo._skills_changed() returns void
 language plpgsql set search_path = pg_catalog, pg_temp as $$
 begin
-    perform chumbo._schema_changed();
+    perform chumbo._schema_changed(null);
     perform pg_notify('chumbo_capabilities', 'SKILLS');
 end $$;
 

@@ -107,12 +107,18 @@ pub struct Registry {
     by_name: HashMap<(String, u8), usize>,
     /// Each function's reflection by oid: the next build reuses it while its stamp holds.
     reflected: HashMap<u32, Reflected>,
+    /// Every function in `mcp` as last read (sql/reflect_stamps.sql), in reflection order: a
+    /// build after changes that touched only some functions re-reads only those.
+    stamps: Vec<Stamp>,
     /// The stamp of each type the functions name (sql/reflect_types.sql).
     type_stamps: HashMap<u32, String>,
     /// Bytes this registry holds, reused reflections included (counted by src/alloc.rs).
     pub bytes: usize,
     /// Functions reflected for this registry (the others were reused from the previous one).
     pub reflected_now: usize,
+    /// Functions whose stamps were read for this registry: all of them, or the ones the changes
+    /// since the previous registry named.
+    pub stamped_now: usize,
 }
 
 /// One function's reflection and what it was made from (sql/reflect_stamps.sql).
@@ -120,7 +126,7 @@ pub struct Registry {
 struct Reflected {
     stamp: Rc<str>,
     /// The types it names: it is reflected again when one of their stamps moves.
-    types: Box<[u32]>,
+    types: Rc<[u32]>,
     overloaded: bool,
     /// False when its policies name other functions (src/predicates.rs), whose changes the
     /// stamp does not show: such a function is reflected again at every build.
@@ -313,19 +319,34 @@ pub fn current() -> Rc<Registry> {
         }
     }
     // After `seq` was read: every version up to it is settled if no change holds the lock now.
-    let settled = changes_settled();
+    let settled_to_seq = changes_settled();
     // The catalog is read under a snapshot taken after that check, not the statement's (taken
     // before it): a change that commits in between is then in the registry, not only settled.
     let _snapshot = LatestSnapshot::push();
     // Read before the catalog: the registry is then at least as new as its label.
     let committed = committed_version();
+    // A number above `seq` committed since it was read: others between may still be open.
+    let settled = settled_to_seq && committed <= seq;
     let registry = match cached.filter(|r| r.version == committed && (r.settled || !settled)) {
         Some(r) => r,
         None => {
-            // Keys and settings may have moved with it: tokens verified under them go too.
-            crate::auth::forget_verified_tokens();
             let previous = CACHE.with(|c| c.borrow().clone());
-            let r = Rc::new(build(committed, settled, previous.as_deref()));
+            // Only from a registry that saw every change up to its label, in a transaction whose
+            // own changes this one sees (another's may have rolled back).
+            let touched = previous
+                .as_deref()
+                .filter(|p| p.settled && p.built_in.is_none_or(|x| x == xid))
+                .and_then(|p| changes_since(p.version, committed));
+            if touched.is_none() {
+                // Keys and settings may have moved with it: tokens verified under them go too.
+                crate::auth::forget_verified_tokens();
+            }
+            let r = Rc::new(build(
+                committed,
+                settled,
+                previous.as_deref(),
+                touched.as_deref(),
+            ));
             drop(previous);
             CACHE.with(|c| *c.borrow_mut() = Some(r.clone()));
             // the previous registry's unshared parts and the build's temporaries are free now
@@ -350,6 +371,7 @@ fn cache_stats() -> JsonB {
         "functions": r.entries.len(),
         "registry_bytes": r.bytes,
         "reflected_last_build": r.reflected_now,
+        "stamped_last_build": r.stamped_now,
         "allocated_bytes": alloc::live(),
         "allocated_peak_bytes": alloc::peak(),
     }))
@@ -474,26 +496,30 @@ struct Catalog {
     /// The functions that need reflecting (not reusable from the previous registry).
     functions: Vec<ReflectedFunction>,
     type_stamps: HashMap<u32, String>,
-    settings: Value,
+    settings: Settings,
+    settings_error: Option<String>,
     keys: HashMap<String, Vec<u8>>,
     rls_owners: Vec<pg_sys::Oid>,
     /// Installed skills, without contents (src/skills.rs).
     skills: Vec<crate::skills::Skill>,
+    /// How many stamps were read (all functions', or those the changes named).
+    stamped: usize,
 }
 
 /// One row of sql/reflect_stamps.sql.
+#[derive(Clone)]
 struct Stamp {
     oid: u32,
-    name: String,
-    stamp: String,
-    types: Vec<u32>,
+    name: Rc<str>,
+    stamp: Rc<str>,
+    types: Rc<[u32]>,
 }
 
 impl Catalog {
     fn overloaded(&self) -> HashMap<&str, bool> {
         let mut counts: HashMap<&str, usize> = HashMap::new();
         for s in &self.stamps {
-            *counts.entry(&s.name).or_default() += 1;
+            *counts.entry(&*s.name).or_default() += 1;
         }
         counts.into_iter().map(|(n, c)| (n, c > 1)).collect()
     }
@@ -519,44 +545,47 @@ impl Registry {
 }
 
 /// A registry for `version`: functions whose stamp is unchanged since `previous` keep their
-/// reflection (shared, not copied), the others are reflected now.
-fn build(version: i64, settled: bool, previous: Option<&Registry>) -> Registry {
-    let previous_ = std::panic::AssertUnwindSafe(previous);
-    let mut catalog = session::as_owner(move || read_catalog(*previous_));
+/// reflection (shared, not copied), the others are reflected now. `touched`: the functions the
+/// changes since `previous` named, when they touched nothing else (`changes_since`).
+fn build(
+    version: i64,
+    settled: bool,
+    previous: Option<&Registry>,
+    touched: Option<&[u32]>,
+) -> Registry {
+    let inputs = std::panic::AssertUnwindSafe((previous, touched));
+    let mut catalog = session::as_owner(move || {
+        let (previous, touched) = *inputs;
+        read_catalog(previous, touched)
+    });
     // SAFETY: GetTopTransactionIdIfAny only reads the current transaction state (no pointers).
     let xid = unsafe { pg_sys::GetTopTransactionIdIfAny() };
-    let (mut registry, fixed_bytes) = alloc::net(|| {
-        let (settings, settings_error) =
-            match Settings::from_json(std::mem::take(&mut catalog.settings)) {
-                Ok(s) => (s, None),
-                // Broken settings must not silently loosen anything: defaults are the strict choice.
-                Err(e) => (Settings::default(), Some(e)),
-            };
-        Registry {
-            version,
-            built_in: (xid != pg_sys::InvalidTransactionId).then_some(xid),
-            settled,
-            keys: std::mem::take(&mut catalog.keys),
-            settings,
-            settings_error,
-            rls_owners: std::mem::take(&mut catalog.rls_owners),
-            capabilities: vec![],
-            entries: vec![],
-            skills: std::mem::take(&mut catalog.skills),
-            by_name: HashMap::new(),
-            reflected: HashMap::new(),
-            type_stamps: std::mem::take(&mut catalog.type_stamps),
-            bytes: 0,
-            reflected_now: 0,
-        }
-    });
+    let mut registry = Registry {
+        version,
+        built_in: (xid != pg_sys::InvalidTransactionId).then_some(xid),
+        settled,
+        keys: std::mem::take(&mut catalog.keys),
+        settings: std::mem::take(&mut catalog.settings),
+        settings_error: catalog.settings_error.take(),
+        rls_owners: std::mem::take(&mut catalog.rls_owners),
+        capabilities: vec![],
+        entries: vec![],
+        skills: std::mem::take(&mut catalog.skills),
+        by_name: HashMap::new(),
+        reflected: HashMap::new(),
+        stamps: vec![],
+        type_stamps: std::mem::take(&mut catalog.type_stamps),
+        bytes: 0,
+        reflected_now: 0,
+        stamped_now: catalog.stamped,
+    };
     let overloaded = catalog.overloaded();
     let fetched: HashMap<u32, &ReflectedFunction> =
         catalog.functions.iter().map(|f| (f.oid, f)).collect();
     let mut reused_bytes = 0;
     let ((), indexed_bytes) = alloc::net(|| {
         for s in &catalog.stamps {
-            let overloaded = overloaded[s.name.as_str()];
+            let overloaded = overloaded[&*s.name];
             let r = match previous.and_then(|p| p.reusable(s, overloaded, &registry.type_stamps)) {
                 Some(r) => {
                     reused_bytes += r.bytes;
@@ -574,7 +603,9 @@ fn build(version: i64, settled: bool, previous: Option<&Registry>) -> Registry {
             registry.index(s.oid, r);
         }
     });
-    registry.bytes = fixed_bytes + indexed_bytes + reused_bytes;
+    drop(overloaded);
+    registry.stamps = std::mem::take(&mut catalog.stamps);
+    registry.bytes = indexed_bytes + reused_bytes;
     registry
 }
 
@@ -583,8 +614,8 @@ fn reflected(f: &ReflectedFunction, s: &Stamp, overloaded: bool) -> Reflected {
     let (mut r, bytes) = alloc::net(|| {
         let (entry, capability, reusable) = reflect(f, overloaded);
         Reflected {
-            stamp: s.stamp.as_str().into(),
-            types: s.types.as_slice().into(),
+            stamp: s.stamp.clone(),
+            types: s.types.clone(),
             overloaded,
             reusable,
             entry: Rc::new(entry),
@@ -596,50 +627,71 @@ fn reflected(f: &ReflectedFunction, s: &Stamp, overloaded: bool) -> Reflected {
     r
 }
 
-/// Step 1: the catalog; of the functions, only those `previous` cannot reuse. A failed read
-/// leaves that part empty (no capabilities, strict defaults).
-fn read_catalog(previous: Option<&Registry>) -> Catalog {
-    // `select`, not Spi::get_one (which runs as a write and takes a transaction id).
-    let stamps = Spi::connect(|c| {
+/// Rows `chumbo._schema_changed` keeps above the newest committed number (sql/registry.sql).
+const KEPT_CHANGES: i64 = 64;
+
+/// The functions the changes numbered above `since` named, up to `committed`, when every one of
+/// them touched functions only (sql/registry.sql, _bump_schema_version). None when one may have
+/// touched anything else, or when rows of the range may have been deleted. Only meaningful for
+/// a registry built once every change up to `since` had settled: a change numbered lower than
+/// `since` is not in the range.
+fn changes_since(since: i64, committed: i64) -> Option<Vec<u32>> {
+    if committed < since || committed - since > KEPT_CHANGES {
+        return None;
+    }
+    session::as_owner(|| {
+        Spi::connect(|c| {
+            let mut touched = vec![];
+            for row in c.select(
+                "select functions from chumbo.schema_changes where version > $1",
+                None,
+                &[since.into()],
+            )? {
+                match row.get::<Vec<pg_sys::Oid>>(1)? {
+                    Some(oids) => touched.extend(oids.into_iter().map(u32::from)),
+                    None => return Ok(None),
+                }
+            }
+            Ok::<_, pgrx::spi::Error>(Some(touched))
+        })
+    })
+    .ok()
+    .flatten()
+}
+
+/// sql/reflect_stamps.sql: every function in `mcp`, or those of `only` still there.
+fn read_stamps(only: Option<&[u32]>) -> Vec<Stamp> {
+    let only: Option<Vec<pg_sys::Oid>> = only.map(|o| o.iter().map(|&o| o.into()).collect());
+    Spi::connect(|c| {
         let mut stamps = vec![];
-        for row in c.select(include_str!("../sql/reflect_stamps.sql"), None, &[])? {
+        for row in c.select(
+            include_str!("../sql/reflect_stamps.sql"),
+            None,
+            &[only.into()],
+        )? {
             if let (Some(oid), Some(name), Some(stamp), Some(types)) = (
                 row.get::<i64>(1)?,
                 row.get::<String>(2)?,
                 row.get::<String>(3)?,
                 row.get::<Vec<pg_sys::Oid>>(4)?,
             ) {
-                let oid = u32::try_from(oid).unwrap_or_default();
-                let types = types.into_iter().map(u32::from).collect();
                 stamps.push(Stamp {
-                    oid,
-                    name,
-                    stamp,
-                    types,
+                    oid: u32::try_from(oid).unwrap_or_default(),
+                    name: name.into(),
+                    stamp: stamp.into(),
+                    types: types.into_iter().map(u32::from).collect(),
                 });
             }
         }
         Ok::<_, pgrx::spi::Error>(stamps)
     })
-    .unwrap_or_default();
-    let mut catalog = Catalog {
-        stamps,
-        functions: vec![],
-        type_stamps: HashMap::new(),
-        settings: json!({}),
-        keys: HashMap::new(),
-        rls_owners: vec![],
-        skills: vec![],
-    };
-    let mut types: Vec<u32> = catalog
-        .stamps
-        .iter()
-        .flat_map(|s| s.types.iter().copied())
-        .collect();
-    types.sort_unstable();
-    types.dedup();
-    let types: Vec<pg_sys::Oid> = types.into_iter().map(pg_sys::Oid::from).collect();
-    catalog.type_stamps = Spi::connect(|c| {
+    .unwrap_or_default()
+}
+
+/// sql/reflect_types.sql: the stamps of `types`.
+fn read_type_stamps(types: &[u32]) -> HashMap<u32, String> {
+    let types: Vec<pg_sys::Oid> = types.iter().map(|&t| t.into()).collect();
+    Spi::connect(|c| {
         let mut stamps = HashMap::new();
         for row in c.select(
             include_str!("../sql/reflect_types.sql"),
@@ -652,18 +704,29 @@ fn read_catalog(previous: Option<&Registry>) -> Catalog {
         }
         Ok::<_, pgrx::spi::Error>(stamps)
     })
-    .unwrap_or_default();
+    .unwrap_or_default()
+}
+
+/// Step 1: the catalog; of the functions, only those `previous` cannot reuse. A failed read
+/// leaves that part empty (no capabilities, strict defaults).
+fn read_catalog(previous: Option<&Registry>, touched: Option<&[u32]>) -> Catalog {
+    let mut catalog = match previous.zip(touched) {
+        Some((p, touched)) => carried_over(p, touched),
+        None => None,
+    }
+    .unwrap_or_else(read_all_but_functions);
     let overloaded = catalog.overloaded();
     let wanted: Vec<pg_sys::Oid> = catalog
         .stamps
         .iter()
         .filter(|s| {
             previous
-                .and_then(|p| p.reusable(s, overloaded[s.name.as_str()], &catalog.type_stamps))
+                .and_then(|p| p.reusable(s, overloaded[&*s.name], &catalog.type_stamps))
                 .is_none()
         })
         .map(|s| pg_sys::Oid::from(s.oid))
         .collect();
+    drop(overloaded);
     if !wanted.is_empty() {
         catalog.functions = Spi::connect(|c| {
             let mut functions = vec![];
@@ -678,6 +741,74 @@ fn read_catalog(previous: Option<&Registry>) -> Catalog {
         .and_then(|rows| rows.into_iter().collect::<Result<Vec<_>, _>>().ok())
         .unwrap_or_default();
     }
+    catalog
+}
+
+/// The catalog after changes that touched only the functions `touched` (and, re-read each time,
+/// those whose policies name other functions): `previous`'s, with their stamps read again. None
+/// when the set of functions in `mcp` or one of their names moved: their order and overloading
+/// may have changed, so everything is read again.
+fn carried_over(previous: &Registry, touched: &[u32]) -> Option<Catalog> {
+    let mut only: Vec<u32> = touched.to_vec();
+    only.extend(
+        previous
+            .reflected
+            .iter()
+            .filter(|(_, r)| !r.reusable)
+            .map(|(&oid, _)| oid),
+    );
+    only.sort_unstable();
+    only.dedup();
+    let mut fresh: HashMap<u32, Stamp> = read_stamps(Some(&only))
+        .into_iter()
+        .map(|s| (s.oid, s))
+        .collect();
+    let before: HashMap<u32, &Stamp> = previous.stamps.iter().map(|s| (s.oid, s)).collect();
+    let same_function = |oid| match (before.get(oid), fresh.get(oid)) {
+        (Some(b), Some(f)) => b.name == f.name,
+        // a function outside `mcp`
+        (None, None) => true,
+        _ => false,
+    };
+    if !only.iter().all(same_function) {
+        return None;
+    }
+    let new_types: Vec<u32> = fresh
+        .values()
+        .flat_map(|s| s.types.iter().copied())
+        .filter(|t| !previous.type_stamps.contains_key(t))
+        .collect();
+    let mut type_stamps = previous.type_stamps.clone();
+    if !new_types.is_empty() {
+        type_stamps.extend(read_type_stamps(&new_types));
+    }
+    Some(Catalog {
+        stamped: fresh.len(),
+        stamps: previous
+            .stamps
+            .iter()
+            .map(|s| fresh.remove(&s.oid).unwrap_or_else(|| s.clone()))
+            .collect(),
+        functions: vec![],
+        type_stamps,
+        settings: previous.settings.clone(),
+        settings_error: previous.settings_error.clone(),
+        keys: previous.keys.clone(),
+        rls_owners: previous.rls_owners.clone(),
+        skills: previous.skills.clone(),
+    })
+}
+
+/// Everything a full build reads but the functions' own rows.
+fn read_all_but_functions() -> Catalog {
+    let stamps = read_stamps(None);
+    let mut types: Vec<u32> = stamps
+        .iter()
+        .flat_map(|s| s.types.iter().copied())
+        .collect();
+    types.sort_unstable();
+    types.dedup();
+    let type_stamps = read_type_stamps(&types);
     let settings = Spi::connect(|c| {
         c.select("select value from chumbo.settings", Some(1), &[])?
             .first()
@@ -687,6 +818,11 @@ fn read_catalog(previous: Option<&Registry>) -> Catalog {
     .flatten()
     .map(|j| j.0)
     .unwrap_or(json!({}));
+    let (settings, settings_error) = match Settings::from_json(settings) {
+        Ok(s) => (s, None),
+        // Broken settings must not silently loosen anything: defaults are the strict choice.
+        Err(e) => (Settings::default(), Some(e)),
+    };
     // Owners of tables whose RLS does not bind them (enabled, not forced): roles with their
     // privileges would read past the policies (see session::check_role).
     let rls_owners: Vec<pg_sys::Oid> = Spi::connect(|c| {
@@ -714,11 +850,17 @@ fn read_catalog(previous: Option<&Registry>) -> Catalog {
         Ok::<_, pgrx::spi::Error>(keys)
     })
     .unwrap_or_default();
-    catalog.settings = settings;
-    catalog.keys = keys;
-    catalog.rls_owners = rls_owners;
-    catalog.skills = crate::skills::load();
-    catalog
+    Catalog {
+        stamped: stamps.len(),
+        stamps,
+        functions: vec![],
+        type_stamps,
+        settings,
+        settings_error,
+        keys,
+        rls_owners,
+        skills: crate::skills::load(),
+    }
 }
 
 impl Registry {
@@ -1081,7 +1223,7 @@ mod tests {
     fn reflect_all(ddl: &str) -> Vec<(Entry, Option<Capability>)> {
         Spi::run(ddl).unwrap();
         Spi::run("revoke execute on all routines in schema mcp from public").unwrap();
-        let catalog = read_catalog(None);
+        let catalog = read_catalog(None, None);
         let overloaded = catalog.overloaded();
         catalog
             .functions
@@ -1323,7 +1465,7 @@ mod tests {
         );
         assert!(capability.is_some());
         Spi::run("create function mcp.open() returns int language sql as 'select 1'").unwrap();
-        let catalog = read_catalog(None);
+        let catalog = read_catalog(None, None);
         let f = catalog.functions.iter().find(|f| f.name == "open").unwrap();
         let (entry, capability, _) = reflect(f, false);
         assert_eq!(entry.warnings, [WARN_PUBLIC_EXECUTE]);
@@ -1499,11 +1641,11 @@ mod tests {
             "alter type s2.mood rename to feeling",
             "alter domain public.shade rename to tint",
         ];
-        let mut registry = build(0, true, None);
+        let mut registry = build(0, true, None, None);
         for step in steps {
             Spi::run(step).unwrap();
-            let incremental = build(0, true, Some(&registry));
-            let full = build(0, true, None);
+            let incremental = build(0, true, Some(&registry), None);
+            let full = build(0, true, None, None);
             assert_eq!(describe(&incremental), describe(&full), "after: {step}");
             // mcp.keep is never reflected again
             assert!(
@@ -1514,13 +1656,61 @@ mod tests {
             );
             registry = incremental;
         }
-        assert_eq!(build(0, true, Some(&registry)).reflected_now, 0);
+        assert_eq!(build(0, true, Some(&registry), None).reflected_now, 0);
+    }
+
+    /// After changes that touched functions only, a build reads the stamps of those functions
+    /// (and of those whose policies name other functions) and says what a full build says; a
+    /// new, renamed, moved or dropped function, a GRANT or any other change reads everything.
+    #[pgrx::pg_test]
+    fn builds_after_function_changes_read_only_those() {
+        Spi::run(
+            "create function mcp.keep(x int) returns int language sql as 'select x';
+             create function mcp.other(x int) returns int language sql as 'select x';
+             create function mcp.third(x int) returns int language sql as 'select x';
+             create function public.later() returns boolean language sql as 'select true'",
+        )
+        .unwrap();
+        // (change, stamps the next build reads: Some(n) when only the functions it named)
+        let steps: [(&str, Option<usize>); 14] = [
+            ("comment on function mcp.keep is 'K2. @mcp {\"title\": \"Keep\"}'", Some(1)),
+            ("create or replace function mcp.keep(x int) returns int language sql stable as 'select x + 1'", Some(1)),
+            ("alter function mcp.keep(int) security definer", Some(1)),
+            ("alter function mcp.keep(int) security invoker", Some(1)),
+            ("comment on function public.later is 'outside mcp'", Some(0)),
+            ("comment on function mcp.keep is 'K3.'; comment on function mcp.other is 'O.'", Some(2)),
+            ("comment on function mcp.third is '@mcp {\"visible\": \"public.later\"}'", Some(1)),
+            // mcp.third's policy names another function: it is read at every build
+            ("comment on function mcp.keep is 'K4.'", Some(2)),
+            ("create function mcp.fresh() returns int language sql as 'select 1'", None),
+            ("alter function mcp.fresh rename to fresher", None),
+            ("grant execute on function mcp.keep(int) to public", None),
+            ("alter function mcp.fresher set schema public", None),
+            ("drop function public.fresher", None),
+            ("create table public.unrelated (x int)", None),
+        ];
+        let mut registry = build(committed_version(), true, None, None);
+        for (step, stamped) in steps {
+            Spi::run(step).unwrap();
+            let committed = committed_version();
+            let touched = changes_since(registry.version, committed);
+            let incremental = build(committed, true, Some(&registry), touched.as_deref());
+            let full = build(committed, true, None, None);
+            assert_eq!(describe(&incremental), describe(&full), "after: {step}");
+            assert!(full.stamped_now >= 3, "after: {step}");
+            let expected = stamped.unwrap_or(full.stamped_now);
+            assert_eq!(incremental.stamped_now, expected, "after: {step}");
+            registry = incremental;
+        }
+        // too far behind: the rows in between may be gone
+        let since = committed_version() - KEPT_CHANGES - 1;
+        assert_eq!(changes_since(since, committed_version()), None);
     }
 
     /// The registry's own bytes (counting allocator) grow with its tools and shrink when they go.
     #[pgrx::pg_test]
     fn registry_bytes_follow_the_tools() {
-        let empty = build(0, true, None);
+        let empty = build(0, true, None, None);
         Spi::run(
             "do $$ begin for i in 1..200 loop
                execute format('create function mcp.t%s(a text, b int default 1) returns text language sql as %L', i, 'select a');
@@ -1528,7 +1718,7 @@ mod tests {
              end loop; end $$",
         )
         .unwrap();
-        let many = build(0, true, Some(&empty));
+        let many = build(0, true, Some(&empty), None);
         assert_eq!(many.capabilities.len(), empty.capabilities.len() + 200);
         let per_tool = (many.bytes - empty.bytes) / 200;
         // About 2 KB (bench: 2.1 KB a tool); schemas and metadata kept as Value trees made it 8.6 KB.
@@ -1537,7 +1727,7 @@ mod tests {
             "{per_tool} bytes per tool"
         );
         // reused reflections are counted as well
-        let again = build(0, true, Some(&many));
+        let again = build(0, true, Some(&many), None);
         assert_eq!(again.reflected_now, 0);
         assert!(
             again.bytes.abs_diff(many.bytes) < many.bytes / 10,
@@ -1551,7 +1741,7 @@ mod tests {
              end loop; end $$",
         )
         .unwrap();
-        let fewer = build(0, true, Some(&again));
+        let fewer = build(0, true, Some(&again), None);
         assert_eq!(fewer.capabilities.len(), empty.capabilities.len() + 50);
         assert!(
             fewer.bytes < many.bytes - 100 * per_tool,

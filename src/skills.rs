@@ -12,7 +12,7 @@ use pgrx::{pg_sys, JsonB};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-#[derive(Deserialize)]
+#[derive(Clone, Deserialize)]
 pub struct SkillFile {
     pub path: String,
     pub digest: String,
@@ -20,7 +20,7 @@ pub struct SkillFile {
     pub mime: String,
 }
 
-#[derive(Deserialize)]
+#[derive(Clone, Deserialize)]
 pub struct Skill {
     pub name: String,
     pub frontmatter: Map<String, Value>,

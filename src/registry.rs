@@ -642,14 +642,20 @@ fn changes_since(since: i64, committed: i64) -> Option<Vec<u32>> {
     session::as_owner(|| {
         Spi::connect(|c| {
             let mut touched = vec![];
+            // Through to_jsonb: a database not yet updated to this version has no column
+            // `functions`, and reads as null (everything) instead of failing the request.
             for row in c.select(
-                "select functions from chumbo.schema_changes where version > $1",
+                "select to_jsonb(c) -> 'functions' from chumbo.schema_changes c where c.version > $1",
                 None,
                 &[since.into()],
             )? {
-                match row.get::<Vec<pg_sys::Oid>>(1)? {
-                    Some(oids) => touched.extend(oids.into_iter().map(u32::from)),
-                    None => return Ok(None),
+                match row.get::<JsonB>(1)? {
+                    Some(JsonB(Value::Array(oids))) => touched.extend(
+                        oids.iter()
+                            .filter_map(Value::as_u64)
+                            .filter_map(|o| u32::try_from(o).ok()),
+                    ),
+                    _ => return Ok(None),
                 }
             }
             Ok::<_, pgrx::spi::Error>(Some(touched))

@@ -13,6 +13,17 @@ do $$ begin for i in 1..100 loop
   execute format('comment on function mcp.gen_%s(text, int) is %L', i, format('Generated %s. @mcp {"title": "Gen %s"}', i, i));
 end loop; end $$;
 insert into s select 'many', pg_temp.stats();
+-- a COMMENT touched one function: the next build reads that one's stamp only; a GRANT names no
+-- function to the event trigger, so it reads every one
+comment on function mcp.gen_5(text, int) is 'Five. @mcp {"title": "Gen five"}';
+insert into s select 'commented', pg_temp.stats();
+grant execute on function mcp.gen_5(text, int) to authenticated;
+insert into s select 'granted', pg_temp.stats();
+select (c.v->>'stamped_last_build')::int as stamped_after_comment,
+       (c.v->>'reflected_last_build')::int as reflected_after_comment,
+       (c.v->>'functions')::int > 100 as many_functions,
+       (g.v->>'stamped_last_build')::int = (g.v->>'functions')::int as grant_reads_all
+  from s c, s g where c.step = 'commented' and g.step = 'granted';
 do $$ begin for i in 1..100 loop execute format('drop function mcp.gen_%s(text, int)', i); end loop; end $$;
 insert into s select 'after', pg_temp.stats();
 select a.v->'capabilities' = b.v->'capabilities' as back_to_before,

@@ -649,13 +649,16 @@ fn changes_since(since: i64, committed: i64) -> Option<Vec<u32>> {
                 None,
                 &[since.into()],
             )? {
-                match row.get::<JsonB>(1)? {
-                    Some(JsonB(Value::Array(oids))) => touched.extend(
-                        oids.iter()
-                            .filter_map(Value::as_u64)
-                            .filter_map(|o| u32::try_from(o).ok()),
-                    ),
+                // oids come as strings in jsonb; anything unreadable counts as "everything"
+                let oids = match row.get::<JsonB>(1)? {
+                    Some(JsonB(Value::Array(oids))) => oids,
                     _ => return Ok(None),
+                };
+                for oid in oids {
+                    match oid.as_str().and_then(|o| o.parse::<u32>().ok()) {
+                        Some(oid) => touched.push(oid),
+                        None => return Ok(None),
+                    }
                 }
             }
             Ok::<_, pgrx::spi::Error>(Some(touched))

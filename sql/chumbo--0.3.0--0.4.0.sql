@@ -139,3 +139,31 @@ begin
     perform pg_notify('chumbo_capabilities', 'SKILLS');
 end $$;
 drop function chumbo._schema_changed();
+
+-- _type_info in plpgsql (sql/registry.sql says why).
+create or replace function chumbo._type_info(t oid, depth int default 0) returns jsonb
+-- plpgsql, not sql: its plan is kept for the session, where a sql function's body is planned
+-- again at every call site of every query (most of reflecting a function, sql/reflect.sql)
+language plpgsql stable as $$
+begin
+    return (
+        select jsonb_build_object(
+            'oid', ty.oid::int8,
+            'name', format_type(ty.oid, null),
+            -- schema-qualified, so generated SQL never depends on the caller's search_path
+            'sql', case when ty.typcategory = 'A' and ty.typelem <> 0
+                then (select quote_ident(en.nspname) || '.' || quote_ident(et.typname) || '[]'
+                      from pg_type et join pg_namespace en on en.oid = et.typnamespace where et.oid = ty.typelem)
+                else quote_ident(nsp.nspname) || '.' || quote_ident(ty.typname) end,
+            'typtype', ty.typtype,
+            'category', ty.typcategory,
+            'enum', case when ty.typtype = 'e' then
+                (select jsonb_agg(e.enumlabel order by e.enumsortorder) from pg_enum e where e.enumtypid = ty.oid) end,
+            'elem', case when ty.typcategory = 'A' and ty.typelem <> 0 and depth < 4
+                then chumbo._type_info(ty.typelem, depth + 1) end,
+            'base', case when ty.typtype = 'd' and depth < 4
+                then chumbo._type_info(ty.typbasetype, depth + 1) end
+        )
+        from pg_type ty join pg_namespace nsp on nsp.oid = ty.typnamespace where ty.oid = t
+    );
+end $$;

@@ -76,24 +76,29 @@ revoke all on function chumbo._settings_changed() from public;
 
 -- Type descriptor used by reflection: enough to derive a JSON Schema without further catalog reads.
 create function chumbo._type_info(t oid, depth int default 0) returns jsonb
-language sql stable as $$
-    select jsonb_build_object(
-        'oid', ty.oid::int8,
-        'name', format_type(ty.oid, null),
-        -- schema-qualified, so generated SQL never depends on the caller's search_path
-        'sql', case when ty.typcategory = 'A' and ty.typelem <> 0
-            then (select quote_ident(en.nspname) || '.' || quote_ident(et.typname) || '[]'
-                  from pg_type et join pg_namespace en on en.oid = et.typnamespace where et.oid = ty.typelem)
-            else quote_ident(nsp.nspname) || '.' || quote_ident(ty.typname) end,
-        'typtype', ty.typtype,
-        'category', ty.typcategory,
-        'enum', case when ty.typtype = 'e' then
-            (select jsonb_agg(e.enumlabel order by e.enumsortorder) from pg_enum e where e.enumtypid = ty.oid) end,
-        'elem', case when ty.typcategory = 'A' and ty.typelem <> 0 and depth < 4
-            then chumbo._type_info(ty.typelem, depth + 1) end,
-        'base', case when ty.typtype = 'd' and depth < 4
-            then chumbo._type_info(ty.typbasetype, depth + 1) end
-    )
-    from pg_type ty join pg_namespace nsp on nsp.oid = ty.typnamespace where ty.oid = t
-$$;
+-- plpgsql, not sql: its plan is kept for the session, where a sql function's body is planned
+-- again at every call site of every query (most of reflecting a function, sql/reflect.sql)
+language plpgsql stable as $$
+begin
+    return (
+        select jsonb_build_object(
+            'oid', ty.oid::int8,
+            'name', format_type(ty.oid, null),
+            -- schema-qualified, so generated SQL never depends on the caller's search_path
+            'sql', case when ty.typcategory = 'A' and ty.typelem <> 0
+                then (select quote_ident(en.nspname) || '.' || quote_ident(et.typname) || '[]'
+                      from pg_type et join pg_namespace en on en.oid = et.typnamespace where et.oid = ty.typelem)
+                else quote_ident(nsp.nspname) || '.' || quote_ident(ty.typname) end,
+            'typtype', ty.typtype,
+            'category', ty.typcategory,
+            'enum', case when ty.typtype = 'e' then
+                (select jsonb_agg(e.enumlabel order by e.enumsortorder) from pg_enum e where e.enumtypid = ty.oid) end,
+            'elem', case when ty.typcategory = 'A' and ty.typelem <> 0 and depth < 4
+                then chumbo._type_info(ty.typelem, depth + 1) end,
+            'base', case when ty.typtype = 'd' and depth < 4
+                then chumbo._type_info(ty.typbasetype, depth + 1) end
+        )
+        from pg_type ty join pg_namespace nsp on nsp.oid = ty.typnamespace where ty.oid = t
+    );
+end $$;
 revoke all on function chumbo._type_info(oid, int) from public;

@@ -64,6 +64,16 @@ pub fn peak() -> usize {
     PEAK.load(Relaxed)
 }
 
+/// Runs `f` and returns what it made with the most bytes held while it ran (`peak` keeps its
+/// meaning: the most ever held).
+pub fn peak_of<R>(f: impl FnOnce() -> R) -> (R, usize) {
+    let before = PEAK.swap(live(), Relaxed);
+    let r = f();
+    let during = PEAK.load(Relaxed);
+    PEAK.store(before.max(during), Relaxed);
+    (r, during)
+}
+
 /// Runs `f` and returns what it made with the bytes that are still allocated afterwards (what
 /// the result holds; temporaries freed inside `f` do not count).
 pub fn net<R>(f: impl FnOnce() -> R) -> (R, usize) {

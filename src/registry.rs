@@ -302,6 +302,9 @@ fn changes_settled() -> bool {
     }
 }
 
+/// Free heap bytes a rebuild must leave before they are given back to the kernel.
+const TRIM_ABOVE: usize = 4 << 20;
+
 /// The registry for the current schema version, rebuilt when DDL/COMMENT/GRANT/settings moved it.
 pub fn current() -> Rc<Registry> {
     let seq = sequence_value();
@@ -341,16 +344,24 @@ pub fn current() -> Rc<Registry> {
                 // Keys and settings may have moved with it: tokens verified under them go too.
                 crate::auth::forget_verified_tokens();
             }
-            let r = Rc::new(build(
-                committed,
-                settled,
-                previous.as_deref(),
-                touched.as_deref(),
-            ));
-            drop(previous);
-            CACHE.with(|c| *c.borrow_mut() = Some(r.clone()));
-            // the previous registry's unshared parts and the build's temporaries are free now
-            alloc::trim();
+            let (r, peak) = alloc::peak_of(|| {
+                let r = Rc::new(build(
+                    committed,
+                    settled,
+                    previous.as_deref(),
+                    touched.as_deref(),
+                ));
+                drop(previous);
+                CACHE.with(|c| *c.borrow_mut() = Some(r.clone()));
+                r
+            });
+            // The previous registry's unshared parts and the build's temporaries are free now.
+            // Given back only when that is a lot (a build that reflected many functions): the
+            // next request would otherwise fault its own working set back in, page by page,
+            // after every small change (~6 ms for a tools/list of 1,000 tools).
+            if peak.saturating_sub(alloc::live()) > TRIM_ABOVE {
+                alloc::trim();
+            }
             r
         }
     };
@@ -644,9 +655,10 @@ fn changes_since(since: i64, committed: i64) -> Option<Vec<u32>> {
             let mut touched = vec![];
             // Through to_jsonb: a database not yet updated to this version has no column
             // `functions`, and reads as null (everything) instead of failing the request.
-            for row in c.select(
+            for row in session::run_kept(
+                c,
                 "select to_jsonb(c) -> 'functions' from chumbo.schema_changes c where c.version > $1",
-                None,
+                &[pg_sys::INT8OID],
                 &[since.into()],
             )? {
                 // oids come as strings in jsonb; anything unreadable counts as "everything"
@@ -702,9 +714,10 @@ fn read_type_stamps(types: &[u32]) -> HashMap<u32, String> {
     let types: Vec<pg_sys::Oid> = types.iter().map(|&t| t.into()).collect();
     Spi::connect(|c| {
         let mut stamps = HashMap::new();
-        for row in c.select(
+        for row in session::run_kept(
+            c,
             include_str!("../sql/reflect_types.sql"),
-            None,
+            &[pg_sys::OIDARRAYOID],
             &[types.into()],
         )? {
             if let (Some(t), Some(stamp)) = (row.get::<i64>(1)?, row.get::<String>(2)?) {
@@ -739,7 +752,12 @@ fn read_catalog(previous: Option<&Registry>, touched: Option<&[u32]>) -> Catalog
     if !wanted.is_empty() {
         catalog.functions = Spi::connect(|c| {
             let mut functions = vec![];
-            for row in c.select(include_str!("../sql/reflect.sql"), None, &[wanted.into()])? {
+            for row in session::run_kept(
+                c,
+                include_str!("../sql/reflect.sql"),
+                &[pg_sys::OIDARRAYOID],
+                &[wanted.into()],
+            )? {
                 if let Some(JsonB(f)) = row.get::<JsonB>(1)? {
                     functions.push(serde_json::from_value::<ReflectedFunction>(f));
                 }

@@ -358,7 +358,7 @@ pub fn current() -> Rc<Registry> {
             // The previous registry's unshared parts and the build's temporaries are free now.
             // Given back only when that is a lot (a build that reflected many functions): the
             // next request would otherwise fault its own working set back in, page by page,
-            // after every small change (~6 ms for a tools/list of 1,000 tools).
+            // after every small change (~3–4 ms for a tools/list of 1,000 tools).
             if peak.saturating_sub(alloc::live()) > TRIM_ABOVE {
                 alloc::trim();
             }

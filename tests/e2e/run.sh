@@ -12,7 +12,9 @@
 #      $E2E_AUX_EDGE_PORT and a JWKS server on $E2E_AUX_JWKS_PORT (free ports unless set), and uses
 #      database chumbo_e2e_public
 #      in auth_mode public), node --test ts/concurrency.test.mjs, ts/exactly_once.test.mjs (issue 13: projection,
-#      idempotency keys, run handles, both eras)
+#      idempotency keys, run handles, both eras), ts/methods.test.mjs (every method chumbo serves, both
+#      eras, as Alice and Bob, with the caller's own data: completions through a schema the edge's
+#      role may not use; the method list is read from src/protocol/)
 #   4. starts pgbouncer (transaction pooling, as user postgres, temp dir) and a second edge behind
 #      it, and runs the concurrency test again through it
 #      The database's JWKS is removed first and that edge gets CHUMBO_JWKS_URL (a local static
@@ -114,6 +116,7 @@ suite "typescript client 2.4 (2026-07-28, listen)" node --test --test-reporter=s
 suite "skills (typescript client 2.4 ext/skills, README install)" node --test --test-reporter=spec ts/skills.test.mjs
 suite "state, limits, sandboxes (typescript)" node --test --test-reporter=spec ts/state.test.mjs
 suite "tool policies (typescript, both eras)" node --test --test-reporter=spec ts/policy.test.mjs
+suite "every method, both eras (typescript)" node --test --test-reporter=spec ts/methods.test.mjs
 suite "edge security (typescript)" node --test --test-reporter=spec ts/edge_security.test.mjs
 # The concurrency suite checks isolation under load (32 calls in flight, about 16 per user), not
 # the per-principal in-flight bound (max_in_flight, default 4), which would refuse most of them.

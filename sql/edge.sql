@@ -59,3 +59,42 @@ end $$;
 revoke all on function chumbo.grant_edge(regrole, boolean) from public;
 comment on function chumbo.grant_edge(regrole, boolean) is
   'Give the HTTP edge''s login role what it needs: usage on schema chumbo and execute on chumbo.http and chumbo.http_parts; with jwks_courier => true also chumbo.set_jwks.';
+
+-- The PostgREST entry (POST /rest/v1/rpc/mcp runs chumbo.mcp as the role of the caller's JWT) is
+-- off until the owner turns it on. chumbo.mcp takes its caller from request.jwt.claims, which
+-- PostgREST sets after verifying the token, but which any session that can become one of these
+-- roles (a login granted `authenticated`, a SQL editor) can set itself: turning the entry on
+-- means trusting every such session as PostgREST is trusted. Granted to the allowed_roles that
+-- exist (default anon and authenticated; chumbo.mcp answers anon with 401 unless auth_mode is
+-- public); enabled => false revokes it from them.
+create function chumbo.grant_postgrest(enabled boolean default true) returns setof text
+language plpgsql as $$
+declare
+    role_name text;
+begin
+    if enabled then
+        for role_name in
+            select r.rolname from pg_catalog.pg_roles r
+             where r.rolname in (select jsonb_array_elements_text(coalesce(
+                       (select s.value -> 'allowed_roles' from chumbo.settings s), '["anon", "authenticated"]')))
+             order by r.rolname
+        loop
+            execute format('grant execute on function chumbo.mcp(jsonb) to %I', role_name);
+            return next role_name;
+        end loop;
+    else
+        -- everyone it was granted to, whatever allowed_roles says now
+        for role_name in
+            select a.grantee::regrole::text
+              from pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
+             where p.oid = 'chumbo.mcp(jsonb)'::regprocedure and a.grantee <> p.proowner and a.grantee <> 0
+             order by 1
+        loop
+            execute format('revoke execute on function chumbo.mcp(jsonb) from %s', role_name);
+            return next role_name;
+        end loop;
+    end if;
+end $$;
+revoke all on function chumbo.grant_postgrest(boolean) from public;
+comment on function chumbo.grant_postgrest(boolean) is
+  'Turn the PostgREST entry chumbo.mcp on (or off) for the allowed roles; returns the roles changed. Off by default.';

@@ -25,15 +25,14 @@ grant execute on function
     chumbo.run_id()
 to public;
 
+-- Capabilities run as anon and authenticated. The PostgREST entry chumbo.mcp is not granted
+-- here: it is an explicit opt-in (chumbo.grant_postgrest, sql/edge.sql).
 do $$
 begin
     if exists (select 1 from pg_roles where rolname = 'authenticated') then
-        grant execute on function chumbo.mcp(jsonb) to authenticated;
         grant usage on schema mcp to authenticated;
     end if;
     if exists (select 1 from pg_roles where rolname = 'anon') then
-        -- chumbo.mcp answers anon with 401 unless auth_mode is public.
-        grant execute on function chumbo.mcp(jsonb) to anon;
         grant usage on schema mcp to anon;
     end if;
 end $$;

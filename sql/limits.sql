@@ -9,7 +9,8 @@ create table chumbo.rate_counters (
 );
 revoke all on chumbo.rate_counters from public;
 
-create function chumbo._rate_hit(bucket text, window_seconds integer, max_hits integer) returns integer
+create function chumbo._rate_hit(bucket text, window_seconds integer, max_hits integer, hits integer default 1)
+returns integer
 language plpgsql as $$
 #variable_conflict use_column
 declare
@@ -17,9 +18,14 @@ declare
     started timestamptz := to_timestamp(floor(extract(epoch from now_ts) / $2) * $2);
     counted integer;
 begin
-    insert into chumbo.rate_counters as c (bucket, window_start, window_seconds, hits) values ($1, started, $2, 1)
-    on conflict (bucket, window_start) do update set hits = c.hits + 1
-    where c.hits < max_hits
+    if hits < 1 then
+        raise exception 'chumbo._rate_hit: hits must be at least 1';
+    end if;
+    -- All or nothing: a batch of n messages counts n hits, or none when they do not all fit.
+    insert into chumbo.rate_counters as c (bucket, window_start, window_seconds, hits)
+    select $1, started, $2, $4 where $4 <= max_hits
+    on conflict (bucket, window_start) do update set hits = c.hits + excluded.hits
+    where c.hits + excluded.hits <= max_hits
     returning c.hits into counted;
     if counted is null then
         -- refused: seconds until the window ends
@@ -32,6 +38,6 @@ begin
          limit 8 for update skip locked);
     return 0;
 end $$;
-revoke all on function chumbo._rate_hit(text, integer, integer) from public;
-comment on function chumbo._rate_hit(text, integer, integer) is
-  'Count one hit for bucket in the current fixed window; 0 if allowed, else seconds until the window resets.';
+revoke all on function chumbo._rate_hit(text, integer, integer, integer) from public;
+comment on function chumbo._rate_hit(text, integer, integer, integer) is
+  'Count hits (default 1) for bucket in the current fixed window, all or none; 0 if allowed, else seconds until the window resets.';

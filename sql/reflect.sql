@@ -9,6 +9,7 @@ select jsonb_build_object(
     'comment', obj_description(p.oid, 'pg_proc'),
     'prokind', p.prokind,
     'security_definer', p.prosecdef,
+    'owner', p.proowner::int8,
     'volatility', p.provolatile,
     'sets_search_path', exists (select 1 from unnest(p.proconfig) c where c like 'search\_path=%'),
     'returns_set', p.proretset,

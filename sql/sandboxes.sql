@@ -121,15 +121,15 @@ declare
     me text := chumbo._sandbox_owner();
     s chumbo.sandboxes;
 begin
-    -- waits for an idle-stop run holding it, so a sandbox it stopped is reported stopped
-    select * into s from chumbo.sandboxes x where x.id = sandbox_id for update;
+    -- Only the caller's own (and tenant's) rows are looked at: another owner's sandbox answers
+    -- exactly as an unknown id does, and is neither locked nor waited for. Waits for an
+    -- idle-stop run holding the caller's own, so a sandbox it stopped is reported stopped.
+    select * into s from chumbo.sandboxes x
+     where x.id = sandbox_id and x.owner = me and (tenant is null or x.tenant = tenant)
+       for update;
     if not found then
         raise exception using errcode = 'P0002',
             message = 'chumbo: sandbox_not_found: no sandbox with this id';
-    end if;
-    if s.owner <> me or (tenant is not null and s.tenant <> tenant) then
-        raise exception using errcode = '42501',
-            message = 'chumbo: sandbox_forbidden: this sandbox belongs to another owner or tenant';
     end if;
     if s.status = 'running' then
         update chumbo.sandboxes x set last_used_at = chumbo.now()
@@ -138,7 +138,7 @@ begin
     return chumbo._sandbox_json(s);
 end $$;
 comment on function chumbo.sandbox_touch(uuid, text) is
-  'Mark the caller''s sandbox used now (postpones its idle stop); returns it (check "status": a stopped one stays stopped). With tenant: refuses a sandbox of another tenant.';
+  'Mark the caller''s sandbox used now (postpones its idle stop); returns it (check "status": a stopped one stays stopped). Another owner''s sandbox, or with tenant another tenant''s, is not found, exactly like an unknown id.';
 
 create function chumbo.sandbox_for_owner(provider text, tenant text, conversation_id text default null)
 returns jsonb

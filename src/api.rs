@@ -272,7 +272,7 @@ fn caller_from(
     let role_oid = session::check_role(
         &role,
         &registry.settings.allowed_roles,
-        &registry.rls_owners,
+        &registry.table_owners,
     )?;
     let key = registry
         .keys
@@ -595,8 +595,13 @@ fn pipeline(
     let era = classify(&msg, received.headers, &received.req_id)?;
     let caller = identify(&registry, request, &received, claims, api_key.as_ref())?;
     *principal = Some(caller.principal.digest().to_string());
-    admit(&registry.settings, &caller, &received.req_id)?;
-    let messages = batch(&msg, &era)?;
+    let messages = batch(&msg, &era, &registry.settings)?;
+    admit(
+        &registry.settings,
+        &caller,
+        &received.req_id,
+        messages.len(),
+    )?;
     let dispatched = dispatch(&registry, &caller, &msg, &messages, &era, &received)?;
     Ok(frame(&msg, &era, dispatched, received.resource_metadata))
 }
@@ -710,21 +715,28 @@ fn client_origin(request: &Value, headers: &Map<String, Value>) -> Option<String
         .map(|s| s.trim().to_string())
 }
 
-/// The caller's share: requests in flight and per minute (429).
+/// The caller's share: requests in flight and per minute (429). Each message of a batch counts
+/// as a request: it holds a slot and a hit of its own.
 fn admit(
     settings: &crate::settings::Settings,
     caller: &Caller,
     req_id: &Value,
+    messages: usize,
 ) -> Result<(), Answer> {
+    let messages = u32::try_from(messages).unwrap_or(u32::MAX);
     let too_many = |message: &str, retry_after: String| {
         let mut a = refusal(req_id, Error::TooManyRequests(message.to_string()), false);
         a.headers.insert("retry-after".into(), json!(retry_after));
         a
     };
-    if !ledger::claim_in_flight_slot(caller.principal.limit_key(), settings.max_in_flight) {
+    if !ledger::claim_in_flight_slots(
+        caller.principal.limit_key(),
+        settings.max_in_flight,
+        messages,
+    ) {
         return Err(too_many(
             &format!(
-                "{} of this caller's requests are already running",
+                "{} of this caller's requests may run at once and this one needs {messages} more",
                 settings.max_in_flight
             ),
             "1".into(),
@@ -732,7 +744,7 @@ fn admit(
     }
     if let Some(limit) = settings.request_limit() {
         let bucket = format!("request:{}", caller.principal.limit_key());
-        match ledger::rate_hit(&bucket, 60, limit) {
+        match ledger::rate_hit(&bucket, 60, limit, messages) {
             Ok(None) => {}
             Ok(Some(retry_after)) => {
                 return Err(too_many(
@@ -746,8 +758,13 @@ fn admit(
     Ok(())
 }
 
-/// The messages of the request: one, or a batch where the revision has them (2025-03-26).
-fn batch<'m>(msg: &'m Value, era: &Era) -> Result<Vec<&'m Value>, Answer> {
+/// The messages of the request: one, or a batch where the revision has them (2025-03-26), of at
+/// most `max_batch_messages` (and never more than may run at once).
+fn batch<'m>(
+    msg: &'m Value,
+    era: &Era,
+    settings: &crate::settings::Settings,
+) -> Result<Vec<&'m Value>, Answer> {
     let invalid = |m: &str| refusal(&Value::Null, Error::InvalidRequest(m.to_string()), false);
     let Value::Array(items) = msg else {
         return Ok(vec![msg]);
@@ -760,6 +777,16 @@ fn batch<'m>(msg: &'m Value, era: &Era) -> Result<Vec<&'m Value>, Answer> {
     }
     if items.iter().any(|m| stateless::is_stateless(m, None)) {
         return Err(invalid("MCP 2026-07-28 has no batches"));
+    }
+    let cap = match settings.max_in_flight {
+        0 => settings.max_batch_messages,
+        n => n.min(settings.max_batch_messages),
+    } as usize;
+    if items.len() > cap {
+        return Err(invalid(&format!(
+            "a batch may hold at most {cap} messages (max_batch_messages, max_in_flight); this one has {}",
+            items.len()
+        )));
     }
     Ok(items.iter().collect())
 }

@@ -7,15 +7,21 @@ use pgrx::{pg_sys, JsonB};
 use serde_json::Value;
 use sha2::Digest;
 
-/// Counts one hit; Ok(None) when allowed, Ok(Some(seconds)) when over the limit. Err when the
-/// limiter could not record: callers refuse the request then (fail closed).
+/// Counts `hits` hits (a batch counts one per message), all or none; Ok(None) when allowed,
+/// Ok(Some(seconds)) when over the limit. Err when the limiter could not record: callers refuse
+/// the request then (fail closed).
 ///
 /// The counter is bookkeeping (session::bookkeeping): it does not keep a read-only request's
 /// commit synchronous. It needs no more durability than that: a crash loses at most the hits of
 /// the last moments before it (those commits were not yet flushed), which lets a caller make that
 /// many requests more in the window being counted. A limit is a brake on load, not a record; the
 /// row is never what makes another write durable (that commit is synchronous anyway).
-pub fn rate_hit(bucket: &str, window_seconds: i32, max_hits: u32) -> Result<Option<i32>, ()> {
+pub fn rate_hit(
+    bucket: &str,
+    window_seconds: i32,
+    max_hits: u32,
+    hits: u32,
+) -> Result<Option<i32>, ()> {
     let bucket = bucket.to_string();
     let outcome = session::bookkeeping(|| {
         session::in_subtransaction(|| {
@@ -23,11 +29,12 @@ pub fn rate_hit(bucket: &str, window_seconds: i32, max_hits: u32) -> Result<Opti
                 // A write, meant to take a transaction id.
                 #[allow(clippy::disallowed_methods)]
                 Spi::get_one_with_args::<i32>(
-                    "select chumbo._rate_hit($1, $2, $3)",
+                    "select chumbo._rate_hit($1, $2, $3, $4)",
                     &[
                         bucket.as_str().into(),
                         window_seconds.into(),
-                        (max_hits as i32).into(),
+                        (max_hits.min(i32::MAX as u32) as i32).into(),
+                        (hits.min(i32::MAX as u32) as i32).into(),
                     ],
                 )
             })
@@ -130,14 +137,16 @@ pub fn audit(last: bool, event: Event) {
     }
 }
 
-/// Takes one of `max` in-flight slots of `bucket` (a principal's limit key) for the rest of the
-/// transaction, so that one principal cannot hold more than `max` requests running at once across
-/// every connection. false when all are taken. `max` = 0: no limit.
+/// Takes `count` of the `max` in-flight slots of `bucket` (a principal's limit key) for the rest
+/// of the transaction, so that one principal cannot hold more than `max` requests running at once
+/// across every connection (a batch takes one per message; slots this transaction already holds
+/// count). false when fewer than `count` are free (those taken are released with the
+/// transaction, which the refusal ends). `max` = 0: no limit.
 ///
 /// The slots are transaction-level advisory locks in a key space of their own: the fourth
 /// locktag field is one that the SQL advisory-lock functions (1 and 2) never use, so tool code
 /// can neither take nor release them, and the key comes from the keyed principal digest.
-pub fn claim_in_flight_slot(bucket: &str, max: u32) -> bool {
+pub fn claim_in_flight_slots(bucket: &str, max: u32, count: u32) -> bool {
     const CHUMBO_LOCK_SPACE: u16 = 0x4d43; // "MC"
     if max == 0 {
         return true;
@@ -147,7 +156,11 @@ pub fn claim_in_flight_slot(bucket: &str, max: u32) -> bool {
         u32::from_be_bytes([h[0], h[1], h[2], h[3]]),
         u32::from_be_bytes([h[4], h[5], h[6], h[7]]) & !0x3f,
     );
-    (0..max.min(64)).any(|slot| {
+    let mut taken = 0;
+    for slot in 0..max.min(64) {
+        if taken == count {
+            break;
+        }
         let tag = pg_sys::LOCKTAG {
             // SAFETY: MyDatabaseId is set for the whole life of a backend connected to a database.
             locktag_field1: unsafe { pg_sys::MyDatabaseId }.to_u32(),
@@ -162,6 +175,11 @@ pub fn claim_in_flight_slot(bucket: &str, max: u32) -> bool {
         let got = unsafe {
             pg_sys::LockAcquire(&tag, pg_sys::ExclusiveLock as pg_sys::LOCKMODE, false, true)
         };
-        got != pg_sys::LockAcquireResult::LOCKACQUIRE_NOT_AVAIL
-    })
+        // A slot this transaction already holds (an earlier request of it) serves this one too,
+        // as it always has: one transaction runs one request at a time.
+        if got != pg_sys::LockAcquireResult::LOCKACQUIRE_NOT_AVAIL {
+            taken += 1;
+        }
+    }
+    taken == count
 }

@@ -11,6 +11,7 @@ mod audit_queue;
 mod auth;
 mod content;
 mod datum;
+mod deadline;
 mod doctor;
 mod error;
 mod events;
@@ -48,6 +49,7 @@ mod uri_template;
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {
     guards::init();
+    deadline::init();
     audit_queue::init();
 }
 

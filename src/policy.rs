@@ -284,7 +284,7 @@ pub fn caller_for_doctor(registry: &Registry) -> Option<Explained> {
     let role_oid = match session::check_role(
         &role,
         &registry.settings.allowed_roles,
-        &registry.rls_owners,
+        &registry.table_owners,
     ) {
         Ok(o) => o,
         Err(e) => {

@@ -69,6 +69,8 @@ pub struct Capability {
     pub read_only: bool,
     /// The function has its own `SET search_path` clause (see session::run_as_caller_calling).
     pub sets_search_path: bool,
+    /// SECURITY DEFINER (declared privileged): the role it runs as, its owner.
+    pub definer: Option<pg_sys::Oid>,
     pub template: Option<UriTemplate>,
     /// Visibility, execution predicate and approval, resolved (src/predicates.rs).
     pub policy: predicates::Policy,
@@ -99,7 +101,7 @@ pub struct Registry {
     pub settings: Settings,
     pub settings_error: Option<String>,
     /// Owners of tables whose row-level security does not apply to them.
-    pub rls_owners: Vec<pg_sys::Oid>,
+    pub table_owners: Vec<pg_sys::Oid>,
     pub capabilities: Vec<Rc<Capability>>,
     pub entries: Vec<Rc<Entry>>,
     /// Installed skills, without contents (src/skills.rs).
@@ -399,6 +401,8 @@ struct ReflectedFunction {
     /// pg_proc.prokind: f(unction), p(rocedure), a(ggregate), w(indow).
     prokind: String,
     security_definer: bool,
+    /// pg_proc.proowner.
+    owner: u32,
     /// pg_proc.provolatile: i(mmutable), s(table), v(olatile).
     volatility: String,
     /// pg_proc.proconfig has a search_path (a `SET search_path` clause).
@@ -489,6 +493,8 @@ enum Problem {
     Rule(String),
 }
 
+const PROBLEM_SUPERUSER_DEFINER: &str = "SECURITY DEFINER and owned by a superuser: every call would run as superuser, past every privilege and row-level security; give the function a non-superuser owner (ALTER FUNCTION ... OWNER TO ...), or set dangerously_allow_superuser_tools";
+const WARN_SUPERUSER_DEFINER: &str = "DANGER: SECURITY DEFINER and owned by a superuser, exposed because dangerously_allow_superuser_tools is set: every call runs as superuser, past every privilege and row-level security";
 const WARN_PRIVILEGED: &str =
     "SECURITY DEFINER: runs with its owner's privileges (declared privileged)";
 const WARN_PUBLIC_EXECUTE: &str = "PUBLIC may execute it, so every allowed role (anon too) can use it; `revoke execute ... from public` and grant it to the roles that should";
@@ -510,7 +516,7 @@ struct Catalog {
     settings: Settings,
     settings_error: Option<String>,
     keys: HashMap<String, Vec<u8>>,
-    rls_owners: Vec<pg_sys::Oid>,
+    table_owners: Vec<pg_sys::Oid>,
     /// Installed skills, without contents (src/skills.rs).
     skills: Vec<crate::skills::Skill>,
     /// How many stamps were read (all functions', or those the changes named).
@@ -578,7 +584,7 @@ fn build(
         keys: std::mem::take(&mut catalog.keys),
         settings: std::mem::take(&mut catalog.settings),
         settings_error: catalog.settings_error.take(),
-        rls_owners: std::mem::take(&mut catalog.rls_owners),
+        table_owners: std::mem::take(&mut catalog.table_owners),
         capabilities: vec![],
         entries: vec![],
         skills: std::mem::take(&mut catalog.skills),
@@ -821,7 +827,7 @@ fn carried_over(previous: &Registry, touched: &[u32]) -> Option<Catalog> {
         settings: previous.settings.clone(),
         settings_error: previous.settings_error.clone(),
         keys: previous.keys.clone(),
-        rls_owners: previous.rls_owners.clone(),
+        table_owners: previous.table_owners.clone(),
         skills: previous.skills.clone(),
     })
 }
@@ -850,13 +856,18 @@ fn read_all_but_functions() -> Catalog {
         // Broken settings must not silently loosen anything: defaults are the strict choice.
         Err(e) => (Settings::default(), Some(e)),
     };
-    // Owners of tables whose RLS does not bind them (enabled, not forced): roles with their
-    // privileges would read past the policies (see session::check_role).
-    let rls_owners: Vec<pg_sys::Oid> = Spi::connect(|c| {
+    // Owners of tables, views, sequences and of schema chumbo (the extension owner, who owns
+    // chumbo's own tables): a role with their privileges could read past row-level security
+    // (RLS enabled but not forced), turn it off or change the policies (an owner may ALTER its
+    // table even inside the restricted operation capabilities run in), or read chumbo.keys and
+    // everyone's state (see session::check_role).
+    let table_owners: Vec<pg_sys::Oid> = Spi::connect(|c| {
         let mut owners = vec![];
         for row in c.select(
-            "select distinct relowner from pg_catalog.pg_class
-              where relrowsecurity and not relforcerowsecurity and relkind in ('r', 'p')",
+            "select relowner from pg_catalog.pg_class
+              where relkind in ('r', 'p', 'v', 'm', 'f', 'S') and relpersistence <> 't'
+             union
+             select nspowner from pg_catalog.pg_namespace where nspname = 'chumbo'",
             None,
             &[],
         )? {
@@ -885,7 +896,7 @@ fn read_all_but_functions() -> Catalog {
         settings,
         settings_error,
         keys,
-        rls_owners,
+        table_owners,
         skills: crate::skills::load(),
     }
 }
@@ -893,7 +904,28 @@ fn read_all_but_functions() -> Catalog {
 impl Registry {
     /// Step 4: index. Every function gets an entry; the first capability of a name and kind wins.
     fn index(&mut self, oid: u32, r: Reflected) {
+        let mut entry = r.entry.clone();
         if let Some(c) = &r.capability {
+            if superuser_definer(c) {
+                // Said loudly either way; kept as reflected (a later build checks again).
+                let mut e = Entry {
+                    identity: entry.identity.clone(),
+                    name: entry.name.clone(),
+                    kind: entry.kind,
+                    problems: entry.problems.clone(),
+                    warnings: entry.warnings.clone(),
+                    oid: entry.oid,
+                };
+                if self.settings.dangerously_allow_superuser_tools {
+                    e.warnings.insert(0, WARN_SUPERUSER_DEFINER.to_string());
+                    entry = Rc::new(e);
+                } else {
+                    e.problems.push(PROBLEM_SUPERUSER_DEFINER.to_string());
+                    self.entries.push(Rc::new(e));
+                    self.reflected.insert(oid, r);
+                    return;
+                }
+            }
             let key = (c.name.clone(), kind_key(c.kind));
             if self.by_name.contains_key(&key) {
                 return;
@@ -901,9 +933,23 @@ impl Registry {
             self.by_name.insert(key, self.capabilities.len());
             self.capabilities.push(c.clone());
         }
-        self.entries.push(r.entry.clone());
+        self.entries.push(entry);
         self.reflected.insert(oid, r);
     }
+
+    /// A privileged capability whose owner is a superuser would run every call as superuser:
+    /// refused unless the owner set `dangerously_allow_superuser_tools`. Read live from the role
+    /// cache (an ALTER ROLE ... SUPERUSER fires no event trigger), here and before each call.
+    pub fn refuses_definer(&self, c: &Capability) -> bool {
+        superuser_definer(c) && !self.settings.dangerously_allow_superuser_tools
+    }
+}
+
+/// SECURITY DEFINER, and its owner is a superuser now.
+fn superuser_definer(c: &Capability) -> bool {
+    // SAFETY: a syscache lookup by oid; no pointers involved.
+    c.definer
+        .is_some_and(|owner| unsafe { pg_sys::superuser_arg(owner) })
 }
 
 fn valid_tool_name(name: &str) -> bool {
@@ -983,6 +1029,7 @@ fn reflect(f: &ReflectedFunction, overloaded: bool) -> (Entry, Option<Capability
         description: declared.description,
         read_only: matches!(f.volatility.as_str(), "s" | "i"),
         sets_search_path: f.sets_search_path,
+        definer: f.security_definer.then(|| pg_sys::Oid::from(f.owner)),
         meta: Box::new(declared.meta),
         params,
         input_schema: SchemaText::new(&input_schema),

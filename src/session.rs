@@ -1,6 +1,7 @@
 //! Who runs what: chumbo's own reads happen as the extension owner, capabilities as the caller's
 //! role inside a subtransaction; either way the caller's role and settings are restored exactly.
 
+use crate::deadline::TimeBound;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use pgrx::PgTryBuilder;
@@ -281,58 +282,11 @@ pub fn in_subtransaction<R>(f: impl FnOnce() -> R) -> Result<R, CaughtSqlError> 
     }
 }
 
-// utils/timeout.h and commands/sequence.h are not bound by pgrx. TimeoutId is a C enum (int).
-const STATEMENT_TIMEOUT: i32 = 3;
-// SAFETY: these are exported functions of the PostgreSQL server with these C signatures (PG 15:
-// utils/timeout.h, commands/sequence.h); they raise at most FATAL, never longjmp into Rust.
+// commands/sequence.h is not bound by pgrx.
+// SAFETY: an exported function of the PostgreSQL server with this C signature (PG 15:
+// commands/sequence.h); it raises at most FATAL, never longjmps into Rust.
 unsafe extern "C-unwind" {
-    fn enable_timeout_at(id: i32, fin_time: pg_sys::TimestampTz);
-    fn disable_timeout(id: i32, keep_indicator: bool);
-    fn get_timeout_active(id: i32) -> bool;
-    fn get_timeout_finish_time(id: i32) -> pg_sys::TimestampTz;
     fn ResetSequenceCaches();
-}
-
-/// The statement timer while a capability runs: the earlier of the session's own deadline and
-/// now + `budget_ms`; the session's deadline is put back afterwards.
-struct TimeBound {
-    at: pg_sys::TimestampTz,
-    outer: Option<pg_sys::TimestampTz>,
-}
-
-impl TimeBound {
-    fn arm(budget_ms: u64) -> TimeBound {
-        // SAFETY: plain calls into timeout.c; they only raise FATAL (never longjmp into Rust).
-        unsafe {
-            let outer = get_timeout_active(STATEMENT_TIMEOUT)
-                .then(|| get_timeout_finish_time(STATEMENT_TIMEOUT));
-            let ours = pg_sys::GetCurrentTimestamp()
-                .saturating_add((budget_ms.min(i64::MAX as u64 / 1000) as i64) * 1000);
-            let at = outer.map_or(ours, |o| o.min(ours));
-            DEADLINE_PASSED.with(|d| d.set(false));
-            enable_timeout_at(STATEMENT_TIMEOUT, at);
-            TimeBound { at, outer }
-        }
-    }
-
-    fn disarm(&self) {
-        // SAFETY: as in arm.
-        unsafe {
-            let passed = pg_sys::GetCurrentTimestamp() >= self.at;
-            // Ours only if the session's own deadline was not the earlier one.
-            let ours = passed && self.outer.is_none_or(|o| o > self.at);
-            DEADLINE_PASSED.with(|d| d.set(ours));
-            if ours && pg_sys::QueryCancelPending != 0 {
-                // The timer fired as the call ended, before anything checked for interrupts:
-                // the call is over, so its deadline must not cancel what chumbo does next.
-                pg_sys::QueryCancelPending = 0;
-            }
-            match self.outer {
-                Some(outer) => enable_timeout_at(STATEMENT_TIMEOUT, outer),
-                None => disable_timeout(STATEMENT_TIMEOUT, false),
-            }
-        }
-    }
 }
 
 const LOCAL_AND_RESTRICTED: i32 =
@@ -387,9 +341,19 @@ pub fn run_as_caller_calling<R>(
         .finally(|| {
             // SAFETY: restores the user and context saved before the switch.
             unsafe { pg_sys::SetUserIdAndSecContext(user, context) };
-            bound.disarm();
+            DEADLINE_PASSED.with(|d| d.set(bound.disarm()));
         })
         .execute();
+        if DEADLINE_PASSED.with(Cell::get) {
+            // The call ended normally after its bound: it caught the cancel (or ended as the
+            // timer fired). Either way it ran too long: its work is rolled back and the caller
+            // gets the timeout answer, as if the cancel had not been caught.
+            ereport!(
+                PgLogLevel::ERROR,
+                PgSqlErrorCode::ERRCODE_QUERY_CANCELED,
+                "canceling statement due to statement timeout"
+            );
+        }
         refuse_new_temp_objects();
         r
     });
@@ -657,14 +621,15 @@ pub fn relax_commit_for_bookkeeping() {
 }
 
 /// Whether `role` may run capabilities: named in the allow-list, exists, is neither a superuser
-/// nor BYPASSRLS, and has no owner's privileges over a table whose row-level security does not
-/// bind its owner (`rls_owners`: owners of tables with RLS enabled but not forced). Returns the
-/// role's oid. Attributes and memberships are read from the syscache on every request, so an
-/// ALTER ROLE or GRANT takes effect at once.
+/// nor BYPASSRLS, and has no owner's privileges (`table_owners`: owners of tables, views and
+/// sequences, and of schema chumbo): an owner's privileges would let tool code read past
+/// row-level security, turn it off, or read chumbo's own tables. Returns the role's oid.
+/// Attributes and memberships are read from the syscache on every request, so an ALTER ROLE or
+/// GRANT takes effect at once.
 pub fn check_role(
     role: &str,
     allowed: &[String],
-    rls_owners: &[pg_sys::Oid],
+    table_owners: &[pg_sys::Oid],
 ) -> Result<pg_sys::Oid, crate::error::Error> {
     if !allowed.iter().any(|r| r == role) {
         return Err(crate::error::Error::CallerRefused(format!(
@@ -687,13 +652,13 @@ pub fn check_role(
             "role \"{role}\" is a superuser or bypasses RLS and never runs capabilities"
         )));
     }
-    if rls_owners
+    if table_owners
         .iter()
         // SAFETY: membership lookups through the role cache, by oids; no pointers involved.
         .any(|o| unsafe { pg_sys::has_privs_of_role(oid, *o) })
     {
         return Err(crate::error::Error::CallerRefused(format!(
-            "role \"{role}\" owns (or has the privileges of an owner of) a table whose row-level security does not apply to its owner, and never runs capabilities"
+            "role \"{role}\" owns (or has the privileges of the owner of) a table, view or sequence, or of the chumbo extension, and never runs capabilities"
         )));
     }
     Ok(oid)

@@ -104,6 +104,13 @@ pub struct Settings {
     /// "schema.function" `() returns text[]`, run as the caller: the caller's scopes, from the
     /// application's own tables, used instead of the token's `scope`/`scp` claims.
     pub scope_resolver: Option<String>,
+    /// Expose privileged (SECURITY DEFINER) capabilities owned by a superuser. Each call of one
+    /// runs as superuser: every privilege and row-level security are past. Off: they are listed
+    /// by chumbo.doctor() as problems and never run.
+    pub dangerously_allow_superuser_tools: bool,
+    /// Messages one 2025-03-26 JSON-RPC batch may hold (each counts as a request in flight and
+    /// against the rate limit, like a request of its own).
+    pub max_batch_messages: u32,
 }
 
 impl Default for Settings {
@@ -137,6 +144,8 @@ impl Default for Settings {
             idempotency_ttl_seconds: 86_400,
             run_ttl_seconds: 86_400,
             scope_resolver: None,
+            dangerously_allow_superuser_tools: false,
+            max_batch_messages: 4,
         }
     }
 }
@@ -225,6 +234,9 @@ impl Settings {
                     "invalid chumbo settings: {name} must be at least 1"
                 ));
             }
+        }
+        if s.max_batch_messages == 0 {
+            return Err("invalid chumbo settings: max_batch_messages must be at least 1".into());
         }
         if s.idempotency_ttl_seconds == 0 || s.run_ttl_seconds == 0 {
             return Err("invalid chumbo settings: idempotency_ttl_seconds and run_ttl_seconds must be at least 1".into());

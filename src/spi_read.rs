@@ -66,6 +66,6 @@ mod tests {
     /// The invariant is checked, not trusted: SQL that writes through a function is refused.
     #[pgrx::pg_test(error = "chumbo: an internal read took a transaction id")]
     fn a_read_that_writes_is_refused() {
-        let _ = super::one::<i32>("select chumbo._rate_hit('spi_read test', 60, 5)", &[]);
+        let _ = super::one::<i32>("select chumbo._rate_hit('spi_read test', 60, 5, 1)", &[]);
     }
 }

@@ -21,7 +21,12 @@ pub(super) fn visible<'r>(
         .iter()
         .map(|c| &**c)
         // the visibility predicate last: it runs application code (src/policy.rs)
-        .filter(move |c| kind(c) && ctx.caller.may_use(c) && policy::visible(c, ctx.caller))
+        .filter(move |c| {
+            kind(c)
+                && ctx.caller.may_use(c)
+                && !ctx.registry.refuses_definer(c)
+                && policy::visible(c, ctx.caller)
+        })
 }
 
 pub(super) fn offers_completions(ctx: &Context) -> bool {
@@ -49,7 +54,7 @@ pub(super) fn named<'r>(
         .registry
         .find(name, kind)
         .ok_or_else(|| unknown(vec![]))?;
-    if !session::can_execute(cap.oid, ctx.caller.role_oid) {
+    if !session::can_execute(cap.oid, ctx.caller.role_oid) || ctx.registry.refuses_definer(cap) {
         return Err(unknown(vec![]));
     }
     if !ctx.caller.has_scopes(cap) {

@@ -71,28 +71,12 @@ fn complete(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
 }
 
 /// Calls the completion function named in metadata, as the caller. The name is resolved to a
-/// catalog entry first; only catalog-quoted identifiers reach the SQL text.
+/// catalog entry as the caller too (so a function in a schema only the caller may use is found,
+/// whoever the session user is, and one the caller may not use is not); only catalog-quoted
+/// identifiers reach the SQL text.
 fn complete_with_function(ctx: &Context, func: &str, prefix: &str) -> Result<Vec<String>, Error> {
     let trace = session::trace_id();
-    let qualified = Spi::connect(|c| {
-        c.select(
-            "select pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(p.proname)
-           from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace
-          where p.oid = pg_catalog.to_regprocedure($1 || '(text)')",
-            Some(1),
-            &[func.into()],
-        )?
-        .first()
-        .get_one::<String>()
-    })
-    .ok()
-    .flatten()
-    .ok_or_else(|| {
-        Error::Internal(format!(
-            "completion function {func}(text) does not exist (trace id {trace})"
-        ))
-    })?;
-    let sql = format!("select v::pg_catalog.text from {qualified}($1) as v limit 101");
+    let signature = format!("{func}(text)");
     let prefix = prefix.to_string();
     let timeout_ms = ctx.registry.settings.call_timeout_ms;
     session::run_as_caller(
@@ -101,16 +85,35 @@ fn complete_with_function(ctx: &Context, func: &str, prefix: &str) -> Result<Vec
         timeout_ms,
         move || {
             Spi::connect(|c| {
+                let qualified = c
+                    .select(
+                        "select (select pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(p.proname)
+                                   from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace
+                                  where p.oid = pg_catalog.to_regprocedure($1))",
+                        Some(1),
+                        &[signature.as_str().into()],
+                    )?
+                    .first()
+                    .get_one::<String>()?;
+                let Some(qualified) = qualified else {
+                    return Ok(None);
+                };
+                let sql = format!("select v::pg_catalog.text from {qualified}($1) as v limit 101");
                 let mut out = vec![];
                 for row in c.select(sql.as_str(), None, &[prefix.as_str().into()])? {
                     if let Some(v) = row.get::<String>(1)? {
                         out.push(v);
                     }
                 }
-                Ok::<_, pgrx::spi::Error>(out)
+                Ok::<_, pgrx::spi::Error>(Some(out))
             })
         },
     )
     .map_err(|e| Error::Internal(execute::public_error(&e, &trace).message))?
-    .map_err(|_| Error::Internal(format!("completion failed (trace id {trace})")))
+    .map_err(|_| Error::Internal(format!("completion failed (trace id {trace})")))?
+    .ok_or_else(|| {
+        Error::Internal(format!(
+            "completion function {func}(text) does not exist or is not visible to the caller (trace id {trace})"
+        ))
+    })
 }

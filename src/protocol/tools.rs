@@ -58,7 +58,7 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
     }
     if let Some(limit) = &cap.meta.rate_limit {
         let bucket = format!("tool:{}:{}", cap.name, ctx.caller.principal.limit_key());
-        match crate::ledger::rate_hit(&bucket, 60, limit.per_minute) {
+        match crate::ledger::rate_hit(&bucket, 60, limit.per_minute, 1) {
             Ok(None) => {}
             Ok(Some(retry)) => {
                 return Ok(tool_error(format!(

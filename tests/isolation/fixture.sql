@@ -2,6 +2,8 @@
 -- chumbo): request roles may resolve mcp, and helpers every spec may use. Each spec's setup
 -- creates only the capabilities and rows it needs, and its teardown removes them.
 grant usage on schema mcp to anon, authenticated;
+-- iso.postgrest below calls the PostgREST entry, an opt-in
+select chumbo.grant_postgrest();
 
 create schema iso;
 create function iso.alice() returns jsonb language sql immutable

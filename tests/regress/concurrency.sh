@@ -69,6 +69,8 @@ gen() {  # gen <file> <mode: alice|bob|both|postgrest>
 }
 
 psql -X -q -v ON_ERROR_STOP=1 -c "select 1" >/dev/null || { echo "concurrency: cannot connect" >&2; exit 1; }
+# The fourth session calls the PostgREST entry, an opt-in.
+psql -X -q -v ON_ERROR_STOP=1 -c "select chumbo.grant_postgrest()" >/dev/null
 
 gen "$WORK/alice.sql" alice
 gen "$WORK/bob.sql" bob

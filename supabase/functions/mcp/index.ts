@@ -750,8 +750,38 @@ export async function handler(req: Request, info?: Deno.ServeHandlerInfo): Promi
     }
     const trace = crypto.randomUUID();
     console.error(`chumbo-edge ${trace}:`, e);
+    if (hardStopped(e)) return respond(timeoutAnswer(body, trace), origin);
     return rpcError(503, `Service unavailable (trace ${trace})`, -32603);
   }
+}
+
+/** The database ended the call's backend because the call went on past its time bound after being
+ * cancelled (a tool that catches query_canceled; src/deadline.rs): FATAL with SQLSTATE 57014. Its
+ * transaction was rolled back and its in-flight slot released; the pool replaces the connection. */
+const hardStopped = (e: unknown) => e instanceof postgres.PostgresError && e.severity === "FATAL" && e.code === "57014";
+
+/** The answer the database gives a call that ran out of time, for a request whose backend could not
+ * give it: a tool result with isError for tools/call, a JSON-RPC error for anything else. */
+function timeoutAnswer(body: string, trace: string): HttpResult {
+  const text = `The call took too long and was cancelled (trace id ${trace})`;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch { /* the database parsed it before running anything: not reached */ }
+  const one = (m: unknown) => {
+    const msg = (m ?? {}) as { id?: unknown; method?: unknown; params?: { _meta?: Record<string, unknown> } };
+    if (msg.id === undefined) return undefined;
+    if (msg.method !== "tools/call") return { jsonrpc: "2.0", id: msg.id, error: { code: -32603, message: text } };
+    const stateless = msg.params?._meta?.["io.modelcontextprotocol/protocolVersion"] !== undefined;
+    const result = {
+      content: [{ type: "text", text }],
+      isError: true,
+      ...(stateless ? { resultType: "complete" } : {}),
+    };
+    return { jsonrpc: "2.0", id: msg.id, result };
+  };
+  const answer = Array.isArray(parsed) ? parsed.map(one).filter((a) => a !== undefined) : one(parsed);
+  return { status: 200, headers: {}, body: new TextEncoder().encode(JSON.stringify(answer ?? null)) };
 }
 
 /** Cheap pre-check (the database decides): may this body be a subscriptions/listen request? */

@@ -9,6 +9,8 @@
 -- either fix passes: ignoring the header, or taking the entry the last proxy appended. Time is
 -- pinned (one window).
 begin;
+-- the PostgREST entry is an opt-in (sql/edge.sql)
+select chumbo.grant_postgrest() as postgrest_for;
 set local chumbo.pinned_now = '2026-01-01 00:00:30+00';
 select chumbo.configure('{"auth_mode":"public","rate_limit_per_minute":1}') ->> 'rate_limit_per_minute' as limit;
 -- chumbo.http without a client address

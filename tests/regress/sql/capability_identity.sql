@@ -5,6 +5,8 @@
 -- back. Checked from chumbo.handle in this superuser session and from chumbo.http as a
 -- non-superuser edge role. The tool runs `execute action`: one injectable statement in any tool.
 begin;
+-- the PostgREST entry is an opt-in (sql/edge.sql)
+select chumbo.grant_postgrest() as postgrest_for;
 select regress.fixture_projects() as fixture;
 \set alice '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}'
 \set bob_claims '{"sub":"bbbbbbbb-0000-4000-8000-000000000002","role":"authenticated"}'

@@ -136,7 +136,9 @@ select n, label, r -> 'status' as status,
            'headers', jsonb_strip_nulls('{"content-type":"application/json","accept":"application/json, text/event-stream"}'::jsonb || coalesce(headers, '{}')),
            'body', body))) x(r)
   order by n;
--- a batch of 1000 pings (2025-03-26) is answered in full, in order
+-- a batch of 1000 pings (2025-03-26) is answered in full, in order, where the owner allows such
+-- batches (each message is a request in flight and a rate-limit hit: tests/regress/sql/batch_limits.sql)
+select chumbo.configure('{"max_batch_messages": 1000, "max_in_flight": 0, "rate_limit_per_minute": 100000}') ->> 'max_batch_messages' as max_batch_messages;
 select jsonb_array_length(r -> 'body') as answers,
        (select bool_and((e ->> 'id')::int = i) from jsonb_array_elements(r -> 'body') with ordinality t(e, i)) as in_order
   from chumbo.http(jsonb_build_object('method', 'POST', 'path', '/mcp',

@@ -3,6 +3,19 @@
 -- transaction-local settings, then the call; status and headers come back through
 -- response.status / response.headers. RLS isolation holds on this path too.
 begin;
+-- The entry is an opt-in, off after create extension: PostgREST's roles cannot call it
+select grantee, privilege_type from information_schema.routine_privileges
+ where routine_schema = 'chumbo' and routine_name = 'mcp' and grantee in ('anon', 'authenticated', 'PUBLIC');
+savepoint off;
+set local role authenticated;
+select chumbo.mcp('{"jsonrpc":"2.0","id":1,"method":"ping"}');
+rollback to savepoint off;
+-- the documented step turns it on for the allowed roles (and only the owner may take it)
+savepoint owner_only;
+set local role authenticated;
+select chumbo.grant_postgrest();
+rollback to savepoint owner_only;
+select chumbo.grant_postgrest() as postgrest_for;
 select regress.fixture_tools('list_projects', 'my_organizations') as fixture;
 \set alice '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}'
 \set bob '{"sub":"bbbbbbbb-0000-4000-8000-000000000002","role":"authenticated"}'

@@ -1,7 +1,10 @@
 -- Capabilities never run as a role that row-level security does not bind: besides superusers
--- and BYPASSRLS roles, a role that owns a table whose RLS is enabled but not forced, or holds
--- such an owner's privileges through membership, is refused even when it is in allowed_roles.
--- FORCE ROW LEVEL SECURITY on the table makes the owner subject to its policies again.
+-- and BYPASSRLS roles, a role that owns a table (RLS enabled or not), or holds an owner's
+-- privileges through membership, is refused even when it is in allowed_roles. FORCE ROW LEVEL
+-- SECURITY does not make the owner safe: an owner can turn RLS off or rewrite the policies from
+-- tool code. Nor may a member of the extension owner run capabilities (it would read
+-- chumbo.keys and everyone's state), and a role that owns only a temporary table is not refused
+-- (any login could otherwise lock a role out by creating one).
 begin;
 create role regress_owner_345 nologin;
 create role regress_member_345 nologin in role regress_owner_345;
@@ -18,4 +21,18 @@ select role, pg_temp.ping(role) as outcome
 alter table public.notes_345 force row level security;
 select role, pg_temp.ping(role) as outcome_when_forced
   from (values ('regress_owner_345'), ('regress_member_345')) v(role);
+-- A member of the extension owner (the owner of schema chumbo and its tables).
+do $$ begin
+  execute format('create role regress_extowner_member_345 nologin in role %I',
+                 (select nspowner::regrole::text from pg_namespace where nspname = 'chumbo'));
+end $$;
+create role regress_temp_owner_345 nologin;
+grant usage on schema mcp to regress_extowner_member_345, regress_temp_owner_345;
+do $$ begin execute format('grant temporary on database %I to regress_temp_owner_345', current_database()); end $$;
+set local role regress_temp_owner_345;
+create temporary table temp_notes_345 (body text);
+reset role;
+select chumbo.configure('{"allowed_roles": ["regress_extowner_member_345", "regress_temp_owner_345"]}') ->> 'auth_mode' as mode;
+select role, pg_temp.ping(role) as outcome_extension_owner
+  from (values ('regress_extowner_member_345'), ('regress_temp_owner_345')) v(role);
 rollback;

@@ -35,10 +35,30 @@ select "function", kind, state, exposed_to, reasons
 -- the app's own capabilities are all exposed
 select "function", kind, state, exposed_to, reasons from chumbo.doctor()
   where "function" not like '%definer%' order by 1;
--- explicit opt-in: a privileged capability is exposed (the owner takes responsibility)
+-- explicit opt-in: a privileged capability is exposed (the owner takes responsibility), but not
+-- while its owner is a superuser: every call would run as superuser
 comment on function mcp.all_projects_definer() is 'Every project name. @mcp {"privileged": true}';
-select jsonb_path_query_array(regress.rpc(:'alice', 'tools/call', '{"name":"all_projects_definer","arguments":{}}'), '$.result.structuredContent.rows') as privileged_rows;
+select jsonb_path_query_array(regress.rpc(:'alice', 'tools/call', '{"name":"all_projects_definer","arguments":{}}'), '$.result.structuredContent.rows') as privileged_rows_superuser_owner,
+       regress.rpc(:'alice', 'tools/call', '{"name":"all_projects_definer","arguments":{}}') #> '{error,code}' as code;
 select "function", state, exposed_to, reasons from chumbo.doctor() where "function" like 'mcp.all_projects_definer%';
+-- a non-superuser owner: exposed, and row-level security binds the owner
+create role regress_definer_owner nologin;
+grant usage on schema mcp, public to regress_definer_owner;
+grant select on public.projects to regress_definer_owner;
+alter function mcp.all_projects_definer() owner to regress_definer_owner;
+select jsonb_path_query_array(regress.rpc(:'alice', 'tools/call', '{"name":"all_projects_definer","arguments":{}}'), '$.result.structuredContent.rows') as privileged_rows_plain_owner;
+select "function", state, exposed_to, reasons from chumbo.doctor() where "function" like 'mcp.all_projects_definer%';
+-- the owner made a superuser after the registry was built (no event trigger fires): refused at the call
+alter role regress_definer_owner superuser;
+select regress.rpc(:'alice', 'tools/call', '{"name":"all_projects_definer","arguments":{}}') #> '{error,code}' as made_superuser_code,
+       jsonb_path_query_array(regress.rpc(:'alice', 'tools/list'), '$.result.tools[*].name') ? 'all_projects_definer' as still_listed;
+-- the loudly named opt-in runs it as superuser
+select chumbo.configure('{"dangerously_allow_superuser_tools": true}') ->> 'dangerously_allow_superuser_tools' as opted_in;
+select jsonb_path_query_array(regress.rpc(:'alice', 'tools/call', '{"name":"all_projects_definer","arguments":{}}'), '$.result.structuredContent.rows') as privileged_rows_opted_in;
+select "function", state, exposed_to, reasons from chumbo.doctor() where "function" like 'mcp.all_projects_definer%';
+alter role regress_definer_owner nosuperuser;
+alter function mcp.all_projects_definer() owner to current_user;
+select chumbo.configure('{"dangerously_allow_superuser_tools": false}') ->> 'dangerously_allow_superuser_tools' as opted_out;
 -- SECURITY DEFINER via ALTER FUNCTION is noticed too
 alter function mcp.list_projects(text) security definer;
 select regress.rpc(:'alice', 'tools/call', '{"name":"list_projects","arguments":{}}') -> 'error' -> 'code' as list_projects_definer_code;

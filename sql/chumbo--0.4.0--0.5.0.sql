@@ -1,0 +1,113 @@
+-- chumbo 0.4.0 -> 0.5.0. Leaves a 0.4.0 install exactly as a fresh 0.5.0 one
+-- (tests/package/upgrade.sh compares the two). One block per change below, each headed by what it is.
+\echo Use "ALTER EXTENSION chumbo UPDATE TO '0.5.0'" to load this file. \quit
+
+-- The PostgREST entry chumbo.mcp is an explicit opt-in: this update revokes it from every role
+-- it was granted to. An install that serves POST /rest/v1/rpc/mcp runs, after the update:
+--     select chumbo.grant_postgrest();
+do $$
+declare
+    role_name text;
+begin
+    for role_name in
+        select a.grantee::regrole::text
+          from pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
+         where p.oid = 'chumbo.mcp(jsonb)'::regprocedure and a.grantee <> p.proowner and a.grantee <> 0
+    loop
+        execute format('revoke execute on function chumbo.mcp(jsonb) from %s', role_name);
+        raise notice 'chumbo 0.5.0: revoked chumbo.mcp from %: run select chumbo.grant_postgrest() to serve PostgREST again', role_name;
+    end loop;
+end $$;
+create function chumbo.grant_postgrest(enabled boolean default true) returns setof text
+language plpgsql as $$
+declare
+    role_name text;
+begin
+    if enabled then
+        for role_name in
+            select r.rolname from pg_catalog.pg_roles r
+             where r.rolname in (select jsonb_array_elements_text(coalesce(
+                       (select s.value -> 'allowed_roles' from chumbo.settings s), '["anon", "authenticated"]')))
+             order by r.rolname
+        loop
+            execute format('grant execute on function chumbo.mcp(jsonb) to %I', role_name);
+            return next role_name;
+        end loop;
+    else
+        -- everyone it was granted to, whatever allowed_roles says now
+        for role_name in
+            select a.grantee::regrole::text
+              from pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
+             where p.oid = 'chumbo.mcp(jsonb)'::regprocedure and a.grantee <> p.proowner and a.grantee <> 0
+             order by 1
+        loop
+            execute format('revoke execute on function chumbo.mcp(jsonb) from %s', role_name);
+            return next role_name;
+        end loop;
+    end if;
+end $$;
+revoke all on function chumbo.grant_postgrest(boolean) from public;
+comment on function chumbo.grant_postgrest(boolean) is
+  'Turn the PostgREST entry chumbo.mcp on (or off) for the allowed roles; returns the roles changed. Off by default.';
+
+-- Rate limits count a batch's messages: _rate_hit takes how many hits to count, all or none.
+drop function chumbo._rate_hit(text, integer, integer);
+create function chumbo._rate_hit(bucket text, window_seconds integer, max_hits integer, hits integer default 1)
+returns integer
+language plpgsql as $$
+#variable_conflict use_column
+declare
+    now_ts timestamptz := chumbo.now();
+    started timestamptz := to_timestamp(floor(extract(epoch from now_ts) / $2) * $2);
+    counted integer;
+begin
+    if hits < 1 then
+        raise exception 'chumbo._rate_hit: hits must be at least 1';
+    end if;
+    -- All or nothing: a batch of n messages counts n hits, or none when they do not all fit.
+    insert into chumbo.rate_counters as c (bucket, window_start, window_seconds, hits)
+    select $1, started, $2, $4 where $4 <= max_hits
+    on conflict (bucket, window_start) do update set hits = c.hits + excluded.hits
+    where c.hits + excluded.hits <= max_hits
+    returning c.hits into counted;
+    if counted is null then
+        -- refused: seconds until the window ends
+        return greatest(1, ceil(extract(epoch from started + make_interval(secs => $2) - now_ts))::integer);
+    end if;
+    -- reclaim a few windows that have ended, whatever their length
+    delete from chumbo.rate_counters r where r.ctid in (
+        select ctid from chumbo.rate_counters
+         where window_start + make_interval(secs => window_seconds) < now_ts
+         limit 8 for update skip locked);
+    return 0;
+end $$;
+revoke all on function chumbo._rate_hit(text, integer, integer, integer) from public;
+comment on function chumbo._rate_hit(text, integer, integer, integer) is
+  'Count hits (default 1) for bucket in the current fixed window, all or none; 0 if allowed, else seconds until the window resets.';
+
+-- Another owner's sandbox answers exactly as an unknown id.
+create or replace function chumbo.sandbox_touch(sandbox_id uuid, tenant text default null) returns jsonb
+language plpgsql volatile security definer set search_path = pg_catalog, pg_temp as $$
+#variable_conflict use_variable
+declare
+    me text := chumbo._sandbox_owner();
+    s chumbo.sandboxes;
+begin
+    -- Only the caller's own (and tenant's) rows are looked at: another owner's sandbox answers
+    -- exactly as an unknown id does, and is neither locked nor waited for. Waits for an
+    -- idle-stop run holding the caller's own, so a sandbox it stopped is reported stopped.
+    select * into s from chumbo.sandboxes x
+     where x.id = sandbox_id and x.owner = me and (tenant is null or x.tenant = tenant)
+       for update;
+    if not found then
+        raise exception using errcode = 'P0002',
+            message = 'chumbo: sandbox_not_found: no sandbox with this id';
+    end if;
+    if s.status = 'running' then
+        update chumbo.sandboxes x set last_used_at = chumbo.now()
+         where x.id = s.id returning * into s;
+    end if;
+    return chumbo._sandbox_json(s);
+end $$;
+comment on function chumbo.sandbox_touch(uuid, text) is
+  'Mark the caller''s sandbox used now (postpones its idle stop); returns it (check "status": a stopped one stays stopped). Another owner''s sandbox, or with tenant another tenant''s, is not found, exactly like an unknown id.';

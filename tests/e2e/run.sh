@@ -118,6 +118,7 @@ suite "state, limits, sandboxes (typescript)" node --test --test-reporter=spec t
 suite "tool policies (typescript, both eras)" node --test --test-reporter=spec ts/policy.test.mjs
 suite "every method, both eras (typescript)" node --test --test-reporter=spec ts/methods.test.mjs
 suite "edge security (typescript)" node --test --test-reporter=spec ts/edge_security.test.mjs
+suite "hard time bound (typescript)" node --test --test-reporter=spec ts/time_bound.test.mjs
 # The concurrency suite checks isolation under load (32 calls in flight, about 16 per user), not
 # the per-principal in-flight bound (max_in_flight, default 4), which would refuse most of them.
 psql_at "$PGPORT" "$DB" -c "select chumbo.configure('{\"max_in_flight\": 64}')" >/dev/null 2>&1 \

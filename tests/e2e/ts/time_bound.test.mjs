@@ -1,0 +1,150 @@
+// The hard time bound of a call (security issue 26, item 1), through the real edge and the real
+// database: a tool whose code catches every cancel (query_canceled), directly or inside a DO block
+// it was handed, still ends within its bound (timeoutMs) plus one second, its writes rolled back;
+// the client gets the timeout answer; the edge's pool and the caller's in-flight slots are usable
+// again at once. The same when the client goes away. (On 0.4.0 such a tool ran to its end: 8 s,
+// and answered normally.)
+// Run through tests/e2e/run.sh (it exports the URLs and tokens used here).
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { MCP_URL, TOKENS } from "./common.mjs";
+
+const DB_URL = process.env.E2E_DATABASE_URL; // superuser, e2e database
+if (!DB_URL) throw new Error("E2E_DATABASE_URL is not set (run the suite through tests/e2e/run.sh)");
+const BOUND_MS = 1000; // the tools' timeoutMs below
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function psql(sql) {
+  const r = spawnSync("psql", ["-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", DB_URL], { input: sql, encoding: "utf8" });
+  assert.equal(r.status, 0, r.stderr);
+  return r.stdout.trim();
+}
+
+const writes = (who) => Number(psql(`select count(*) from public.bound_writes where who = '${who}'`));
+
+/** tools/call as Alice through the edge: the HTTP status, the JSON answer and the time it took. */
+async function call(name, args, { signal } = {}) {
+  const started = Date.now();
+  const res = await fetch(MCP_URL, {
+    method: "POST",
+    signal,
+    headers: {
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2025-11-25",
+      authorization: `Bearer ${TOKENS.alice}`,
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }),
+  });
+  const body = await res.json();
+  return { status: res.status, body, ms: Date.now() - started };
+}
+
+function assertTimeoutAnswer(r) {
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  assert.equal(r.body.result?.isError, true, JSON.stringify(r.body));
+  assert.match(r.body.result.content[0].text, /The call took too long and was cancelled \(trace id [0-9a-f-]+\)/);
+}
+
+describe("a call ends within its time bound whatever its code catches", () => {
+  before(() =>
+    psql(`
+      create table public.bound_writes (who text not null);
+      grant insert, select on public.bound_writes to authenticated;
+      -- catches every cancel, the bound's and the client's, and goes on until it is done
+      create function mcp.stubborn(seconds int) returns text language plpgsql as $$
+      declare t0 timestamptz := clock_timestamp();
+      begin
+        insert into public.bound_writes values ('stubborn');
+        while clock_timestamp() < t0 + make_interval(secs => seconds) loop
+          begin perform pg_sleep(0.05); exception when query_canceled then null; end;
+        end loop;
+        return 'survived';
+      end $$;
+      comment on function mcp.stubborn(int) is 'Catches every cancel (e2e). @mcp {"timeoutMs": ${BOUND_MS}}';
+      -- an injectable tool: runs the statement it is given
+      create function mcp.run_statement(statement text) returns text language plpgsql as $$
+      begin execute statement; return 'ran'; end $$;
+      comment on function mcp.run_statement(text) is 'Runs a statement (e2e: injection). @mcp {"timeoutMs": ${BOUND_MS}}';
+      -- catches the bound's cancel once and answers at once
+      create function mcp.catch_once() returns text language plpgsql as $$
+      begin
+        insert into public.bound_writes values ('catch_once');
+        begin perform pg_sleep(10); exception when query_canceled then return 'caught it'; end;
+        return 'slept';
+      end $$;
+      comment on function mcp.catch_once() is 'Catches one cancel (e2e). @mcp {"timeoutMs": ${BOUND_MS}}';
+      create function mcp.quick() returns text language sql as $$ select 'quick' $$;
+      comment on function mcp.quick() is 'Answers at once (e2e).';
+      revoke execute on function mcp.stubborn(int), mcp.run_statement(text), mcp.catch_once(), mcp.quick() from public, anon;
+      grant execute on function mcp.stubborn(int), mcp.run_statement(text), mcp.catch_once(), mcp.quick() to authenticated;`)
+  );
+  after(() =>
+    psql(`drop function if exists mcp.stubborn(int), mcp.run_statement(text), mcp.catch_once(), mcp.quick();
+          drop table if exists public.bound_writes;`)
+  );
+
+  test("a tool that catches every cancel: the timeout answer within its bound + 1 s, its write rolled back", async () => {
+    const r = await call("stubborn", { seconds: 8 });
+    assertTimeoutAnswer(r);
+    assert.ok(r.ms < BOUND_MS + 1000, `answered after ${r.ms} ms (bound ${BOUND_MS} ms)`);
+    assert.ok(r.ms >= BOUND_MS, `not before its bound (${r.ms} ms)`);
+    assert.equal(writes("stubborn"), 0, "its insert was rolled back");
+  });
+
+  test("the same code handed to an injectable tool in a DO block", async () => {
+    const statement = `insert into public.bound_writes values ('injected');
+      do $do$ declare t0 timestamptz := clock_timestamp(); begin
+        while clock_timestamp() < t0 + interval '8 s' loop
+          begin perform pg_sleep(0.05); exception when query_canceled then null; end;
+        end loop; end $do$`;
+    const r = await call("run_statement", { statement });
+    assertTimeoutAnswer(r);
+    assert.ok(r.ms < BOUND_MS + 1000, `answered after ${r.ms} ms`);
+    assert.equal(writes("injected"), 0, "its insert was rolled back");
+  });
+
+  test("a tool that catches the cancel and answers is still a timeout, rolled back", async () => {
+    const r = await call("catch_once", {});
+    assertTimeoutAnswer(r);
+    assert.ok(r.ms < BOUND_MS + 1000, `answered after ${r.ms} ms`);
+    assert.equal(writes("catch_once"), 0, "its insert was rolled back");
+  });
+
+  test("four stubborn calls hold Alice's four in-flight slots; right after, her next four calls run", async () => {
+    const stopped = await Promise.all([1, 2, 3, 4].map(() => call("stubborn", { seconds: 8 })));
+    for (const r of stopped) {
+      assertTimeoutAnswer(r);
+      assert.ok(r.ms < BOUND_MS + 1000, `answered after ${r.ms} ms`);
+    }
+    // The slots went with the ended backends, and the edge's pool replaced its connections.
+    const next = await Promise.all([1, 2, 3, 4].map(() => call("quick", {})));
+    for (const r of next) {
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.equal(r.body.result?.content?.[0]?.text, "quick", JSON.stringify(r.body));
+    }
+    assert.equal(writes("stubborn"), 0);
+  });
+
+  test("a client that goes away: its call still ends within the bound + 1 s, rolled back, slot freed", async () => {
+    const running = () =>
+      psql(`select count(*) from pg_stat_activity where datname = current_database()
+              and application_name = 'chumbo-edge' and state = 'active' and query like '%http_parts%'`);
+    const ac = new AbortController();
+    const started = Date.now();
+    const leaving = call("stubborn", { seconds: 8 }, { signal: ac.signal }).catch(() => "aborted");
+    // the call is running (its insert is visible to nobody, but its backend is)
+    while (running() === "0" && Date.now() - started < 5000) await sleep(20);
+    assert.equal(running(), "1", "the call is running");
+    ac.abort();
+    assert.equal(await leaving, "aborted");
+    while (running() !== "0" && Date.now() - started < 10000) await sleep(20);
+    const ended = Date.now() - started;
+    assert.equal(running(), "0");
+    assert.ok(ended < BOUND_MS + 1000, `its backend stopped ${ended} ms after the call began`);
+    assert.equal(writes("stubborn"), 0, "its insert was rolled back");
+    const next = await Promise.all([1, 2, 3, 4].map(() => call("quick", {})));
+    for (const r of next) assert.equal(r.status, 200, JSON.stringify(r.body));
+  });
+});

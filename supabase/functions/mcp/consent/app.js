@@ -4,13 +4,26 @@
 // it reads the request with auth.oauth.getAuthorizationDetails and posts the user's decision with
 // approveAuthorization / denyAuthorization; supabase-js then follows the returned redirect_url back
 // to the MCP client. Everything the client chose (its name, website, redirect) is shown as text only.
+//
+// Login CSRF: a session is never taken from the URL. By default supabase-js signs in with tokens it
+// finds in the address (`#access_token=…&refresh_token=…`, the same in the query string, or a PKCE
+// `?code=`) and stores that session; a link carrying an attacker's tokens would then make the victim
+// approve their own MCP client for the attacker's account. So `detectSessionInUrl: false`, and
+// everything but `authorization_id` is dropped from the address bar (and history) before the client
+// is created. The only ways to a session are the form below or one already in this origin's storage.
 /* global supabase */
 (() => {
   "use strict";
   const $ = (id) => document.getElementById(id);
   const cfg = JSON.parse($("chumbo-consent-config").textContent);
-  const auth = supabase.createClient(cfg.supabaseUrl, cfg.anonKey).auth;
-  const id = new URLSearchParams(location.search).get("authorization_id");
+  const here = new URL(location.href);
+  const id = here.searchParams.get("authorization_id");
+  if (here.hash || [...here.searchParams.keys()].some((k) => k !== "authorization_id")) {
+    const clean = new URL(here.pathname, here.origin);
+    if (id !== null) clean.searchParams.set("authorization_id", id);
+    history.replaceState(null, "", clean);
+  }
+  const auth = supabase.createClient(cfg.supabaseUrl, cfg.anonKey, { auth: { detectSessionInUrl: false } }).auth;
 
   const SCOPES = {
     openid: "Know who you are (your user id)",

@@ -8,6 +8,8 @@
 //                                                 otherwise), PKCE, scopes; 302 to
 //                                                 {siteUrl}{authorizationPath}?authorization_id=<32 alnum>
 //   POST /token?grant_type=password               the user's session (signInWithPassword); a JWT (HS256)
+//   GET  /user                                    Bearer → the user (what supabase-js calls to take a
+//                                                 session from a URL: the login-CSRF tests need it)
 //   GET  /oauth/authorizations/{id}               Bearer required (401 no_authorization, 403 bad_jwt);
 //                                                 Origin must be the Site URL's or allow-listed (400);
 //                                                 unknown/expired/other user's → 404
@@ -46,7 +48,7 @@ export async function startSupabaseAuthStandin({
   const authorizations = new Map(); // authorization_id -> record
   const consents = new Map(); // `${user}/${client}` -> Set of scopes
   const requests = [];
-  const sessions = []; // {user, access_token} issued by the password grant
+  const sessions = []; // {user, access_token, refresh_token} issued by the password grant
   // deno-lint-ignore prefer-const -- set once the server listens (port 0); read by the handlers below
   let base;
 
@@ -233,23 +235,26 @@ export async function startSupabaseAuthStandin({
       session_id: crypto.randomUUID(),
       is_anonymous: false,
     });
-    sessions.push({ user: u.id, access_token });
+    const refresh_token = crypto.randomBytes(12).toString("hex");
+    sessions.push({ user: u.id, access_token, refresh_token });
     send(res, 200, {
       access_token,
       token_type: "bearer",
       expires_in: 3600,
       expires_at: now + 3600,
-      refresh_token: crypto.randomBytes(12).toString("hex"),
-      user: {
-        id: u.id,
-        aud: "authenticated",
-        role: "authenticated",
-        email: u.email,
-        app_metadata: {},
-        user_metadata: {},
-      },
+      refresh_token,
+      user: userJson(u),
     });
   }
+
+  const userJson = (u) => ({
+    id: u.id,
+    aud: "authenticated",
+    role: "authenticated",
+    email: u.email,
+    app_metadata: {},
+    user_metadata: {},
+  });
 
   const server = http.createServer((req, res) => {
     let raw = "";
@@ -291,6 +296,10 @@ export async function startSupabaseAuthStandin({
       if (key !== anonKey) return send(res, 401, { message: "Invalid API key" });
       if (path === "/token" && req.method === "POST" && url.searchParams.get("grant_type") === "password") {
         return passwordGrant(res, body);
+      }
+      if (path === "/user" && req.method === "GET") {
+        const u = user(req, res);
+        return u && send(res, 200, userJson(u));
       }
       let m;
       if ((m = /^\/oauth\/authorizations\/([^/]+)$/.exec(path)) && req.method === "GET") return details(req, res, m[1]);

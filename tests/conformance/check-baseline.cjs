@@ -1,21 +1,26 @@
 // Scores one run of the official conformance suite against tests/conformance/expected-failures.yml,
 // check by check (the suite's own --expected-failures works per scenario, which would hide every
 // other check of a listed scenario):
-//   node check-baseline.cjs OUT_DIR RUN BASELINE_YML SUITE_DIR [--scored-only-strict]
+//   node check-baseline.cjs OUT_DIR RUN BASELINE_YML SUITE_DIR [--scored-only-strict] [--floors=FILE] [--print-floors]
 //     OUT_DIR   the suite's -o directory (one server-<scenario>-<timestamp>/checks.json each) and
 //               its console output in OUT_DIR/*.log
 //     RUN       the run's name in the baseline's `runs:` lists (0.1.16, 2025-11-25, 2026-07-28)
 //     SUITE_DIR the suite's package directory (its `yaml` dependency parses the baseline)
 //     --scored-only-strict   a failing check of a scored scenario fails even when listed (the
 //               2026-07-28 run: every scored scenario must pass; only unscored ones may be listed)
+//     --floors=FILE  each scenario's SUCCESS checks must reach its floor for RUN in FILE (floors.cjs)
+//     --print-floors print this run's counts as a floors section (to update FILE)
 // Fails (exit 1) on: any FAILURE/WARNING check not listed for this run (scored or not), any listed
 // check that did not fail this run (stale: remove it), a scenario the suite reports but that left
-// no results, or a suite run that did not finish.
+// no results, a suite run that did not finish, or (with --floors) a scenario below its floor of
+// successful checks, or one without a floor.
 const fs = require("fs");
 const path = require("path");
 
 const [out, run, baselineFile, suiteDir, ...flags] = process.argv.slice(2);
 const strictScored = flags.includes("--scored-only-strict");
+const floorsFile = flags.find((f) => f.startsWith("--floors="))?.slice("--floors=".length);
+const { checkFloors, printFloors } = require("./floors.cjs");
 const YAML = require(require.resolve("yaml", { paths: [suiteDir] }));
 
 const doc = YAML.parse(fs.readFileSync(baselineFile, "utf8")) ?? {};
@@ -91,6 +96,8 @@ for (const { scenario, checks } of rows) {
   );
   for (const l of lines) console.log(l);
 }
+if (flags.includes("--print-floors")) printFloors(run, rows);
+if (floorsFile) problems.push(...checkFloors(floorsFile, run, rows, YAML));
 for (const [k] of listed) {
   if (!seen.has(k)) {
     problems.push(`stale baseline entry (it did not fail in this run; remove it or fix its run list): ${k}`);
@@ -105,5 +112,7 @@ if (problems.length) {
   process.exit(1);
 }
 console.log(
-  `[${run}] baseline check passed: every failing check is listed with its reason, and every listed one still fails`,
+  `[${run}] baseline check passed: every failing check is listed with its reason, and every listed one still fails${
+    floorsFile ? "; every scenario reached its floor of successful checks" : ""
+  }`,
 );

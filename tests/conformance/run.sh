@@ -15,7 +15,9 @@
 # 4. The suite (active, then pending scenarios); results in .chumbo/conformance/ (one checks.json
 #    per scenario); every failing check must be listed, by check and with its reason, in
 #    tests/conformance/expected-failures.yml, and every listed one must still fail
-#    (tests/conformance/check-baseline.cjs decides the exit status).
+#    (tests/conformance/check-baseline.cjs decides the exit status); and every scenario must reach
+#    its floor of successful checks in tests/conformance/min-successes.yml (a scenario that ran
+#    nothing fails).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../../scripts/lib.sh"     # ROOT, STATE, TEST_PORT, log/warn/die, tools/ on PATH
@@ -80,6 +82,6 @@ for suite in active pending; do
   log "suite $suite exited $rc (failing checks are scored below, not by the exit status)"
 done
 status=0
-"$NODE" "$HERE/check-baseline.cjs" "$OUT" 0.1.16 "$BASELINE" "$SUITE" || status=$?
+"$NODE" "$HERE/check-baseline.cjs" "$OUT" 0.1.16 "$BASELINE" "$SUITE" --floors="$HERE/min-successes.yml" || status=$?
 ((status == 0)) || warn "conformance failed (full output: $OUT/suite-*.log; edge log: $STATE/$CHUMBO_EDGE_ID.log)"
 exit "$status"

@@ -3,6 +3,7 @@
 #   0. lint              cargo fmt --check, cargo clippy -D warnings; deno fmt --check, deno lint (deno.json:
 #                        the edge, scripts/*.ts, the JS tests), deno check (the edge, mint-token.ts);
 #                        and every shell script through shellcheck (.shellcheckrc)
+#      doc-refs          scripts/check-doc-refs.ts: the paths and test names the docs cite exist
 #   1. cargo pgrx test   Rust unit tests + #[pg_test] (own temporary cluster as user postgres)
 #   2. cargo pgrx install --release   AFTER 1, which leaves a debug pg_test build installed;
 #      then `package`: make package, installed from the artifact into a private PostgreSQL copy
@@ -12,7 +13,8 @@
 #   4. tests/regress/run.sh   SQL regression (pg_regress, bare database chumbo_regress), then
 #      tests/regress/concurrency*.sh against the example app (database chumbo_concurrency), then
 #      tests/isolation/run.sh (pg_isolation_regress, own database chumbo_isolation)
-#   5. tests/readme/quickstart.sh, tests/e2e/run.sh, tests/conformance/run.sh   when present; they get PGHOST/PGPORT/PGUSER
+#   5. tests/readme/quickstart.sh, tests/e2e/run.sh, tests/conformance/run.sh, ...; a missing one FAILS (never
+#      "skipped"); they get PGHOST/PGPORT/PGUSER
 #      and TEST_DATABASE_URL (superuser, database postgres) for the test cluster, and can
 #      (re)create and load their own database with scripts/load-db.sh "$PGPORT" NAME [profile] --edge
 set -euo pipefail
@@ -63,10 +65,12 @@ lint() {
   cargo fmt --check && cargo clippy --quiet --features "pg$PG_MAJOR" -- -D warnings \
     && deno fmt --check && deno lint \
     && (cd supabase/functions/mcp && deno check --frozen index.ts doctor.ts consent.ts) \
-    && (cd scripts && deno check --frozen mint-token.ts) \
+    && (cd scripts && deno check --frozen mint-token.ts check-doc-refs.ts) \
     && shellcheck "${scripts[@]}" .ci/run
 }
 stage lint lint
+# Every path docs/*.md, CONTRIBUTING.md and tests/README.md name exists; every test they cite by name too.
+stage doc-refs deno run --allow-read scripts/check-doc-refs.ts
 stage unit cargo pgrx test "pg$PG_MAJOR" --runas postgres --pgdata "$PGRX_PGDATA"
 
 # 2. Without a working release install nothing below can run.
@@ -93,7 +97,8 @@ stage regress "$ROOT/tests/regress/run.sh"
 # regression database is bare: each SQL test builds its own fixture and rolls it back).
 if "$ROOT/scripts/load-db.sh" "$TEST_PORT" chumbo_concurrency app; then
   for script in tests/regress/concurrency*.sh; do
-    [[ -f "$script" ]] && stage "$(basename "$script" .sh)" env PGDATABASE=chumbo_concurrency bash "$script"
+    if [[ -f "$script" ]]; then stage "$(basename "$script" .sh)" env PGDATABASE=chumbo_concurrency bash "$script"
+    else failed+=(concurrency); warn "[concurrency] FAILED: no tests/regress/concurrency*.sh"; fi
   done
 else
   failed+=(concurrency-db)
@@ -104,8 +109,9 @@ stage isolation "$ROOT/tests/isolation/run.sh"
 stage audit-queue bash "$ROOT/tests/audit-queue/run.sh"
 for suite in readme/quickstart.sh e2e/run.sh conformance/run.sh conformance-2026/run.sh oauth/run.sh consent/run.sh; do
   name="${suite%%/*}"
+  # A missing runner is a failure, never a skip: a suite that does not run proves nothing.
   if [[ -f "tests/$suite" ]]; then stage "$name" bash "tests/$suite"
-  else skipped+=("$name"); fi
+  else failed+=("$name"); warn "[$name] FAILED: tests/$suite is missing"; fi
 done
 
 summary

@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# Install whatever is missing on a fresh Debian 12 machine (run as root, as CI does).
+# Install whatever is missing on a fresh Debian 12 machine (run as root, as CI does). Expects one
+# thing already there: a Rust toolchain from rustup, RUST_MIN or newer (checked first, step 0).
 # Every step checks first and is skipped quickly when already done, so `make run`/`make test`
 # can call this every time.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 PGRX_VERSION=0.18.1
+# The oldest Rust that builds and tests chumbo: pgrx 0.18.1 is edition 2024 (Rust >= 1.85) and has no
+# MSRV policy ("may require the latest stable version of Rust, available via Rustup"), and the
+# newest rust-version among the crates Cargo.lock pins is 1.95 (sysinfo 0.39, through pgrx-tests).
+RUST_MIN=1.95.0
 APT_PACKAGES=(build-essential pkg-config libssl-dev libclang-dev clang   # cargo-pgrx, bindgen, ring
               "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR"                  # server + headers/pg_regress
               sudo                                                        # cargo pgrx test --runas
@@ -13,6 +18,17 @@ APT_PACKAGES=(build-essential pkg-config libssl-dev libclang-dev clang   # cargo
               curl jq                                                     # edge.sh, dev-auth.sh
               shellcheck                                                  # make test's lint stage
               chromium)                                                   # tests/consent (headless)
+
+# 0. Rust comes from rustup, not from apt (Debian 12's rustc is 1.63): checked first, since
+#    nothing below builds without it.
+RUST_EXPECTED="chumbo needs a Rust toolchain from rustup (https://rustup.rs) with rustc and cargo $RUST_MIN or newer \
+(pgrx $PGRX_VERSION: edition 2024, no MSRV policy; Cargo.lock's crates need $RUST_MIN). Install it with \
+\`curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y\` (or \`rustup update stable\`), then open a new shell"
+for tool in rustc cargo; do
+  have="$("$tool" --version 2>/dev/null | awk '{print $2}')" || true
+  [[ -n "$have" ]] || die "no working $tool on PATH. $RUST_EXPECTED"
+  printf '%s\n' "$RUST_MIN" "${have%%-*}" | sort -V -C || die "$tool $have is older than $RUST_MIN. $RUST_EXPECTED"
+done
 
 # 1. Debian packages: only call apt when something is missing (apt-get update is slow).
 missing=()

@@ -44,6 +44,10 @@ TEST_PORT="${CHUMBO_TEST_PG_PORT:-54339}"   # `make test` picks a free one inste
 # Project-local tools (Node 22, Deno) first on PATH; cargo's bin for cargo-pgrx.
 export PATH="$ROOT/tools/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 export DEBIAN_FRONTEND=noninteractive
+# `node "${NODE_TEST_ARGS[@]}" FILE...`: node:test with the spec reporter, plus
+# tests/node-test-strict.mjs, which fails the run when a test is skipped without a reason or no test ran.
+NODE_TEST_ARGS=(--test --test-reporter=spec --test-reporter-destination=stdout
+                "--test-reporter=$ROOT/tests/node-test-strict.mjs" --test-reporter-destination=stderr)
 mkdir -p "$STATE"
 
 # Colour only on a terminal; CI logs stay plain.

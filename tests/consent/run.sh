@@ -66,7 +66,7 @@ status=0
 CONSENT_EDGE_URL="$EDGE_URL" CONSENT_OFF_URL="http://localhost:$CONSENT_OFF_PORT/functions/v1/mcp" \
   CONSENT_BAD_URL="http://localhost:$CONSENT_BAD_PORT/functions/v1/mcp" \
   CONSENT_AUTH_PORT="$CONSENT_AUTH_PORT" CONSENT_ANON_KEY="$ANON_KEY" CONSENT_APP_NAME="$APP_NAME" CHROMIUM="$CHROMIUM" \
-  "$NODE" --test --test-reporter=spec consent.test.mjs || status=$?
+  "$NODE" "${NODE_TEST_ARGS[@]}" consent.test.mjs || status=$?
 if ((status)); then
   warn "consent: FAILED"
   [[ -s "$STATE/consent-edge.log" ]] && { echo "--- $STATE/consent-edge.log (last 30 lines)"; tail -n 30 "$STATE/consent-edge.log"; } >&2

@@ -110,22 +110,22 @@ mint_env "$E2E_PORT"
 
 # 3.
 cd "$HERE"
-suite "typescript client" node --test --test-reporter=spec ts/clients.test.mjs
+suite "typescript client" node "${NODE_TEST_ARGS[@]}" ts/clients.test.mjs
 suite "python client" "$VENV/bin/python" -m pytest -q -p no:cacheprovider py
-suite "typescript client 2.4 (2026-07-28, listen)" node --test --test-reporter=spec ts/modern.test.mjs
-suite "skills (typescript client 2.4 ext/skills, README install)" node --test --test-reporter=spec ts/skills.test.mjs
-suite "state, limits, sandboxes (typescript)" node --test --test-reporter=spec ts/state.test.mjs
-suite "tool policies (typescript, both eras)" node --test --test-reporter=spec ts/policy.test.mjs
-suite "every method, both eras (typescript)" node --test --test-reporter=spec ts/methods.test.mjs
-suite "edge security (typescript)" node --test --test-reporter=spec ts/edge_security.test.mjs
-suite "hard time bound (typescript)" node --test --test-reporter=spec ts/time_bound.test.mjs
+suite "typescript client 2.4 (2026-07-28, listen)" node "${NODE_TEST_ARGS[@]}" ts/modern.test.mjs
+suite "skills (typescript client 2.4 ext/skills, README install)" node "${NODE_TEST_ARGS[@]}" ts/skills.test.mjs
+suite "state, limits, sandboxes (typescript)" node "${NODE_TEST_ARGS[@]}" ts/state.test.mjs
+suite "tool policies (typescript, both eras)" node "${NODE_TEST_ARGS[@]}" ts/policy.test.mjs
+suite "every method, both eras (typescript)" node "${NODE_TEST_ARGS[@]}" ts/methods.test.mjs
+suite "edge security (typescript)" node "${NODE_TEST_ARGS[@]}" ts/edge_security.test.mjs
+suite "hard time bound (typescript)" node "${NODE_TEST_ARGS[@]}" ts/time_bound.test.mjs
 # The concurrency suite checks isolation under load (32 calls in flight, about 16 per user), not
 # the per-principal in-flight bound (max_in_flight, default 4), which would refuse most of them.
 psql_at "$PGPORT" "$DB" -c "select chumbo.configure('{\"max_in_flight\": 64}')" >/dev/null 2>&1 \
   || warn "this chumbo has no max_in_flight setting"
-suite "concurrency (edge -> postgres)" env E2E_LABEL="edge -> postgres" node --test --test-reporter=spec ts/concurrency.test.mjs
+suite "concurrency (edge -> postgres)" env E2E_LABEL="edge -> postgres" node "${NODE_TEST_ARGS[@]}" ts/concurrency.test.mjs
 # Exactly-once and projection (issue 13), both eras; its 16 parallel retries need the same bound.
-suite "exactly once, projection, runs (typescript, both eras)" node --test --test-reporter=spec ts/exactly_once.test.mjs
+suite "exactly once, projection, runs (typescript, both eras)" node "${NODE_TEST_ARGS[@]}" ts/exactly_once.test.mjs
 
 # 4. pgbouncer between a second edge and Postgres. pgbouncer 1.18 (Debian 12) has no
 #    prepared-statement support in transaction mode, so that edge uses unnamed statements.
@@ -180,7 +180,7 @@ courier() {
 }
 suite "jwks courier" courier
 suite "concurrency (edge -> pgbouncer -> postgres)" env E2E_LABEL="edge -> pgbouncer (transaction) -> postgres" \
-  node --test --test-reporter=spec ts/concurrency.test.mjs
+  node "${NODE_TEST_ARGS[@]}" ts/concurrency.test.mjs
 
 if ((${#failed[@]})); then
   warn "e2e: failed: ${failed[*]}"

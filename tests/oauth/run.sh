@@ -77,13 +77,13 @@ CHUMBO_EDGE_ID=supabase-edge CHUMBO_PORT="$SUPABASE_EDGE_PORT" CHUMBO_PUBLIC_URL
 cd "$HERE"
 status=0
 MCP_URL="$MCP_URL" OAUTH_AS_PORT="$AS_PORT" OAUTH_DATABASE_URL="postgres://postgres@127.0.0.1:$PGPORT/$DB" \
-  "$NODE" --test --test-reporter=spec oauth.test.mjs || status=$?
+  "$NODE" "${NODE_TEST_ARGS[@]}" oauth.test.mjs || status=$?
 MCP_URL="$MCP_URL" OAUTH_AS_PORT="$AS_PORT" OAUTH_DATABASE_URL="postgres://postgres@127.0.0.1:$PGPORT/$DB" \
   DOCTOR_EDGE_PORT="$DOCTOR_EDGE_PORT" EDGE_DATABASE_URL="postgres://chumbo_edge:$EDGE_PW@127.0.0.1:$PGPORT/$DB" \
-  "$NODE" --test --test-reporter=spec doctor.test.mjs || status=$?
+  "$NODE" "${NODE_TEST_ARGS[@]}" doctor.test.mjs || status=$?
 SUPABASE_MCP_URL="$SUPABASE_MCP_URL" SUPABASE_AS_PORT="$SUPABASE_AS_PORT" \
   SUPABASE_DATABASE_URL="postgres://postgres@127.0.0.1:$PGPORT/$SUPABASE_DB" \
-  "$NODE" --test --test-reporter=spec supabase.test.mjs || status=$?
+  "$NODE" "${NODE_TEST_ARGS[@]}" supabase.test.mjs || status=$?
 if ((status)); then
   warn "oauth: FAILED"
   for id in oauth-edge doctor-edge supabase-edge; do

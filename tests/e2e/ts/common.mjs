@@ -3,7 +3,8 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
-function need(name) {
+/** The environment variable NAME, which tests/e2e/run.sh sets: a test never skips when it is missing. */
+export function need(name) {
   const v = process.env[name];
   if (!v) throw new Error(`${name} is not set (run the suite through tests/e2e/run.sh)`);
   return v;
@@ -16,7 +17,7 @@ export const TOKENS = {
   carol: process.env.CAROL_TOKEN,
   expired: need("EXPIRED_TOKEN"),
   forged: need("FORGED_TOKEN"),
-  wrongAudience: process.env.WRONG_AUD_TOKEN,
+  wrongAudience: need("WRONG_AUD_TOKEN"),
 };
 
 // The example app's seed (supabase/seed.sql): every name of an organization carries its name.

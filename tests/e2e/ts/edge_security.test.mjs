@@ -13,12 +13,12 @@ import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import net from "node:net";
 import { generateKeyPairSync, sign } from "node:crypto";
-import { MCP_URL, post, TOKENS } from "./common.mjs";
+import { MCP_URL, need, post, TOKENS } from "./common.mjs";
 
-const DB_URL = process.env.E2E_DATABASE_URL; // superuser, e2e database
-const EDGE_DB_URL = process.env.E2E_EDGE_DATABASE_URL; // chumbo_edge, e2e database
-const PUBLIC_DB_URL = process.env.E2E_PUBLIC_DATABASE_URL; // superuser, a public-mode database
-const PUBLIC_EDGE_DB_URL = process.env.E2E_PUBLIC_EDGE_DATABASE_URL;
+const DB_URL = need("E2E_DATABASE_URL"); // superuser, e2e database
+const EDGE_DB_URL = need("E2E_EDGE_DATABASE_URL"); // chumbo_edge, e2e database
+const PUBLIC_DB_URL = need("E2E_PUBLIC_DATABASE_URL"); // superuser, a public-mode database
+const PUBLIC_EDGE_DB_URL = need("E2E_PUBLIC_EDGE_DATABASE_URL");
 const AUX_PORT = Number(process.env.E2E_AUX_EDGE_PORT ?? 54368); // edges with a configuration of their own
 const AUX_JWKS_PORT = Number(process.env.E2E_AUX_JWKS_PORT ?? 54369);
 const ROOT = new URL("../../../", import.meta.url).pathname;
@@ -224,7 +224,7 @@ describe("slow HTTP clients", () => {
 });
 
 // ---------------------------------------------------------------------------------------------
-describe("a client that goes away cancels its SQL call", { skip: !DB_URL && "E2E_DATABASE_URL not set" }, () => {
+describe("a client that goes away cancels its SQL call", () => {
   before(() =>
     psql(`create function mcp.slow_sleep(seconds int) returns text language sql
             as $$ select pg_sleep(seconds)::text || 'slept' $$;
@@ -400,7 +400,7 @@ function touchListProjects() {
   );
 }
 
-describe("subscriptions/listen streams", { skip: !DB_URL && "E2E_DATABASE_URL not set" }, () => {
+describe("subscriptions/listen streams", () => {
   const open = [];
   after(async () => {
     for (const s of open) await s.close();
@@ -493,7 +493,7 @@ function es256(claims, privateKey, kid) {
 }
 const claimsOf = (token) => JSON.parse(Buffer.from(token.split(".")[1], "base64url").toString());
 
-describe("JWKS courier", { skip: !DB_URL && "E2E_DATABASE_URL not set" }, () => {
+describe("JWKS courier", () => {
   let served;
   let server;
   let devJwks;
@@ -543,9 +543,7 @@ describe("JWKS courier", { skip: !DB_URL && "E2E_DATABASE_URL not set" }, () => 
     }
   });
 
-  test("without the courier grant, set_jwks is refused: the edge logs it and the request goes on", {
-    skip: !PUBLIC_EDGE_DB_URL && "E2E_PUBLIC_EDGE_DATABASE_URL not set",
-  }, async () => {
+  test("without the courier grant, set_jwks is refused: the edge logs it and the request goes on", async () => {
     // chumbo_e2e_public ran plain grant_edge('chumbo_edge'): no EXECUTE on chumbo.set_jwks there
     const edge = auxEdge({
       EDGE_DATABASE_URL: PUBLIC_EDGE_DB_URL,
@@ -567,7 +565,7 @@ describe("JWKS courier", { skip: !DB_URL && "E2E_DATABASE_URL not set" }, () => 
 });
 
 // ---------------------------------------------------------------------------------------------
-describe("SSE framing of a tool's log and progress events", { skip: !DB_URL && "E2E_DATABASE_URL not set" }, () => {
+describe("SSE framing of a tool's log and progress events", () => {
   before(() =>
     psql(`create function mcp.sse_probe() returns text language plpgsql as $$
           begin
@@ -620,9 +618,7 @@ describe("SSE framing of a tool's log and progress events", { skip: !DB_URL && "
 });
 
 // ---------------------------------------------------------------------------------------------
-describe("CHUMBO_CLIENT_IP_HEADER: its first entry is the anonymous rate-limit bucket", {
-  skip: !PUBLIC_DB_URL && "E2E_PUBLIC_DATABASE_URL not set",
-}, () => {
+describe("CHUMBO_CLIENT_IP_HEADER: its first entry is the anonymous rate-limit bucket", () => {
   const LIMIT = 3;
   let edge;
   before(() => {

@@ -23,10 +23,10 @@ import { join } from "node:path";
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
 import { SkillsClient } from "@modelcontextprotocol/client/ext/skills";
 import { ResultSchema } from "@modelcontextprotocol/sdk/types.js";
-import { connect, MCP_URL, TOKENS, USERS } from "./common.mjs";
+import { connect, MCP_URL, need, TOKENS, USERS } from "./common.mjs";
 
-const DB_URL = process.env.E2E_DATABASE_URL; // owner connection to the e2e database (tests/e2e/run.sh)
-const EDGE_URL = process.env.E2E_EDGE_DATABASE_URL; // the edge's own connection: its login role
+const DB_URL = need("E2E_DATABASE_URL"); // owner connection to the e2e database (tests/e2e/run.sh)
+const EDGE_URL = need("E2E_EDGE_DATABASE_URL"); // the edge's own connection: its login role
 const EDGE_ROLE = EDGE_URL ? decodeURIComponent(new URL(EDGE_URL).username) : "chumbo_edge";
 const ROOT = new URL("../../../", import.meta.url).pathname;
 const SCHEMA = "e2e_methods_private";
@@ -288,7 +288,7 @@ function methodTests(era, user) {
   });
 }
 
-describe("every MCP method through the edge", { skip: !DB_URL && "E2E_DATABASE_URL not set" }, () => {
+describe("every MCP method through the edge", () => {
   before(() => {
     sql(`
       drop schema if exists ${SCHEMA} cascade; -- left over by an interrupted run

@@ -7,9 +7,9 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { Client, StreamableHTTPClientTransport, SUBSCRIPTION_ID_META_KEY } from "@modelcontextprotocol/client";
-import { MCP_URL, TOKENS, USERS } from "./common.mjs";
+import { MCP_URL, need, TOKENS, USERS } from "./common.mjs";
 
-const DB_URL = process.env.E2E_DATABASE_URL; // owner connection to the e2e database (tests/e2e/run.sh)
+const DB_URL = need("E2E_DATABASE_URL"); // owner connection to the e2e database (tests/e2e/run.sh)
 const META = {
   "io.modelcontextprotocol/protocolVersion": "2026-07-28",
   "io.modelcontextprotocol/clientCapabilities": {},
@@ -56,9 +56,7 @@ describe("TypeScript client 2.4.0, versionNegotiation auto", () => {
     assert.ok(!JSON.stringify(res).includes(USERS.alice.other));
   });
 
-  test("listen: a COMMENT in the database arrives as tools/list_changed", {
-    skip: !DB_URL && "E2E_DATABASE_URL not set",
-  }, async () => {
+  test("listen: a COMMENT in the database arrives as tools/list_changed", async () => {
     const seen = [];
     client.setNotificationHandler("notifications/tools/list_changed", (n) => void seen.push(n));
     const sub = await client.listen({ toolsListChanged: true });
@@ -75,7 +73,7 @@ describe("TypeScript client 2.4.0, versionNegotiation auto", () => {
   });
 });
 
-describe("subscriptions/listen on the wire", { skip: !DB_URL && "E2E_DATABASE_URL not set" }, () => {
+describe("subscriptions/listen on the wire", () => {
   test("ack first, then only the kinds asked for, tagged with the listen id; keep-alive comments", async () => {
     const ac = new AbortController();
     const res = await fetch(MCP_URL, {
@@ -138,7 +136,7 @@ describe("subscriptions/listen on the wire", { skip: !DB_URL && "E2E_DATABASE_UR
   });
 });
 
-describe("edge shutdown", { skip: !process.env.E2E_EDGE_DATABASE_URL && "E2E_EDGE_DATABASE_URL not set" }, () => {
+describe("edge shutdown", () => {
   test("SIGTERM ends an open listen stream with its result: the client sees a graceful close", async () => {
     const port = process.env.E2E_SHUTDOWN_PORT ?? "54366";
     const url = `http://localhost:${port}/functions/v1/mcp`;

@@ -7,9 +7,9 @@ import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { connect, MCP_URL, post, TOKENS, USERS } from "./common.mjs";
+import { connect, MCP_URL, need, post, TOKENS, USERS } from "./common.mjs";
 
-const DB_URL = process.env.E2E_DATABASE_URL;
+const DB_URL = need("E2E_DATABASE_URL");
 const ANVIL = "a1000000-0000-4000-8000-000000000002"; // Alice's (Acme), active in the seed
 
 function sql(text) {
@@ -34,7 +34,7 @@ async function connectModern(token, answer) {
   return client;
 }
 
-describe("policies with the TypeScript clients", { skip: !DB_URL && "E2E_DATABASE_URL not set" }, () => {
+describe("policies with the TypeScript clients", () => {
   before(() => {
     reactivate(ANVIL);
     sql(`

@@ -12,9 +12,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { SkillsClient, SkillVerificationError } from "@modelcontextprotocol/client/ext/skills";
-import { MCP_URL, TOKENS } from "./common.mjs";
+import { MCP_URL, need, TOKENS } from "./common.mjs";
 
-const DB_URL = process.env.E2E_DATABASE_URL; // owner connection (tests/e2e/run.sh)
+const DB_URL = need("E2E_DATABASE_URL"); // owner connection (tests/e2e/run.sh)
 const ROOT = new URL("../../../", import.meta.url).pathname;
 const FIXTURE = join(ROOT, "tests/e2e/skills/refunds");
 const FILES = ["SKILL.md", "references/policy.md"];
@@ -53,7 +53,6 @@ function runReadmeInstall() {
 
 describe(
   "skills through the edge, TypeScript client 2.4.0 ext/skills",
-  { skip: !DB_URL && "E2E_DATABASE_URL not set" },
   () => {
     let modern, legacy;
     before(async () => {

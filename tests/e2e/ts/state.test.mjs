@@ -4,11 +4,11 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { connect, TOKENS, USERS } from "./common.mjs";
+import { connect, need, TOKENS, USERS } from "./common.mjs";
 
 // Owner connection to the e2e database (tests/e2e/run.sh): the rate-limit test reads and resets
 // the limiter's counters with it.
-const DB_URL = process.env.E2E_DATABASE_URL;
+const DB_URL = need("E2E_DATABASE_URL");
 if (!DB_URL) throw new Error("E2E_DATABASE_URL is not set (run the suite through tests/e2e/run.sh)");
 function sql(query) {
   const r = spawnSync("psql", ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", DB_URL, "-c", query], {

@@ -8,9 +8,9 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { MCP_URL, TOKENS } from "./common.mjs";
+import { MCP_URL, need, TOKENS } from "./common.mjs";
 
-const DB_URL = process.env.E2E_DATABASE_URL; // superuser, e2e database
+const DB_URL = need("E2E_DATABASE_URL"); // superuser, e2e database
 if (!DB_URL) throw new Error("E2E_DATABASE_URL is not set (run the suite through tests/e2e/run.sh)");
 const BOUND_MS = 1000; // the tools' timeoutMs below
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

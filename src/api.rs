@@ -734,13 +734,17 @@ fn admit(
         settings.max_in_flight,
         messages,
     ) {
-        return Err(too_many(
-            &format!(
-                "{} of this caller's requests may run at once and this one needs {messages} more",
+        let message = match messages {
+            1 => format!(
+                "{} of this caller's requests are already running",
                 settings.max_in_flight
             ),
-            "1".into(),
-        ));
+            n => format!(
+                "at most {} of this caller's requests may run at once, and fewer than the {n} this batch needs are free",
+                settings.max_in_flight
+            ),
+        };
+        return Err(too_many(&message, "1".into()));
     }
     if let Some(limit) = settings.request_limit() {
         let bucket = format!("request:{}", caller.principal.limit_key());

@@ -5,7 +5,7 @@
 //! 2. [HARD_STOP_GRACE_MS] later, if the call is still running, a timer of chumbo's own ends the
 //!    backend as `pg_terminate_backend` would: FATAL cannot be caught, the transaction is rolled
 //!    back, session-level and transaction-level locks (the in-flight slot) are released, and the
-//!    client sees the connection close with SQLSTATE 57014 and a message saying why (the edge
+//!    client gets SQLSTATE 57014 with a message saying why, then the connection closes (the edge
 //!    answers the request with the timeout answer and its pool opens a new connection).
 //!
 //! Tool code cannot reach either timer: `SET statement_timeout` inside the call does not move
@@ -68,10 +68,28 @@ fn hard_stop_id() -> i32 {
             // once (the id is kept); RegisterTimeout raises FATAL only when all ten user ids are
             // taken.
             let id = unsafe { RegisterTimeout(ANY_USER_TIMEOUT, Some(hard_stop)) };
+            // SAFETY: registers an exit callback once per backend (with the timer).
+            unsafe { pg_sys::before_shmem_exit(Some(after_hard_stop), pg_sys::Datum::from(0)) };
             cell.set(Some(id));
             id
         })
     })
+}
+
+/// After the hard stop's FATAL went to the client: a ReadyForQuery. Drivers that report a query's
+/// ErrorResponse only when ReadyForQuery follows (postgres.js, the edge's) would otherwise see a
+/// bare closed connection, not knowing the call was stopped; with it they report the FATAL (57014,
+/// chumbo's message) as the query's error. Runs before the transaction is aborted and before the
+/// socket is closed (before_shmem_exit callbacks run first, latest first).
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn after_hard_stop(_code: i32, _arg: pg_sys::Datum) {
+    // SAFETY: reads of backend globals; ReadyForQuery writes one protocol message to the client
+    // connection (still open here) and flushes it.
+    unsafe {
+        if HARD_STOPPED.load(Ordering::SeqCst) && !pg_sys::MyProcPort.is_null() {
+            pg_sys::ReadyForQuery(pg_sys::CommandDest::DestRemote);
+        }
+    }
 }
 
 static mut PREV_EMIT_LOG_HOOK: pg_sys::emit_log_hook_type = None;
@@ -106,6 +124,9 @@ unsafe extern "C-unwind" fn on_emit_log(edata: *mut pg_sys::ErrorData) {
             let message = std::ffi::CString::new(message).unwrap_or_default();
             (*edata).message = pg_sys::pstrdup(message.as_ptr());
             (*edata).sqlerrcode = pgrx::PgSqlErrorCode::ERRCODE_QUERY_CANCELED as i32;
+            // The context quotes the statements that were running (chumbo's generated call, the
+            // tool's own SQL): errors never carry SQL text to the client.
+            (*edata).context = std::ptr::null_mut();
         }
         if let Some(prev) = PREV_EMIT_LOG_HOOK {
             prev(edata);

@@ -25,6 +25,7 @@ const ROOT = new URL("../../../", import.meta.url).pathname;
 const MCP = new URL(MCP_URL);
 const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const KEEPALIVE_MS = Number(need("E2E_KEEPALIVE_MS")); // the MCP_URL edge's CHUMBO_KEEPALIVE_MS
 
 function psql(sql, url = DB_URL) {
   const r = spawnSync("psql", ["-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", url], { input: sql, encoding: "utf8" });
@@ -423,7 +424,10 @@ describe("subscriptions/listen streams", () => {
     assert.deepEqual(s.listChanged(), [], "a spoofed NOTIFY reached the stream");
     touchListProjects();
     assert.ok(await s.until(() => s.listChanged().length >= 2, 5000), JSON.stringify(s.messages()));
-    await sleep(500); // anything more would arrive with it
+    // A barrier, not a pause: the edge enqueues one re-check's frames in one synchronous loop and
+    // its keep-alives from a timer, so a keep-alive after them means that re-check sent nothing more.
+    const settled = () => s.text.lastIndexOf(": keepalive") > s.text.lastIndexOf("list_changed");
+    assert.ok(await s.until(settled, KEEPALIVE_MS * 2 + 1000), "no keep-alive after the list_changed frames");
     const methods = s.listChanged().map((m) => m.method).sort();
     assert.deepEqual(methods, ["notifications/prompts/list_changed", "notifications/tools/list_changed"]);
     for (const m of s.listChanged()) assert.equal(m.params._meta[SUBSCRIPTION_ID], s.id);

@@ -10,6 +10,7 @@ import { Client, StreamableHTTPClientTransport, SUBSCRIPTION_ID_META_KEY } from 
 import { MCP_URL, need, TOKENS, USERS } from "./common.mjs";
 
 const DB_URL = need("E2E_DATABASE_URL"); // owner connection to the e2e database (tests/e2e/run.sh)
+const KEEPALIVE_MS = Number(need("E2E_KEEPALIVE_MS")); // the edge's CHUMBO_KEEPALIVE_MS
 const META = {
   "io.modelcontextprotocol/protocolVersion": "2026-07-28",
   "io.modelcontextprotocol/clientCapabilities": {},
@@ -116,19 +117,18 @@ describe("subscriptions/listen on the wire", () => {
 
       touchListProjects();
       await readFor(5000, () => messages().some((m) => m.method === "notifications/tools/list_changed"));
-      // a moment more: anything not asked for would have arrived with it
-      await readFor(500);
+      // A barrier, not a pause: the edge enqueues one re-check's frames in one synchronous loop and
+      // its keep-alives from a timer, so a keep-alive after the frame means nothing else came with it.
+      const settled = () => text.lastIndexOf(": keepalive") > text.lastIndexOf("list_changed");
+      await readFor(KEEPALIVE_MS * 2 + 1000, settled);
+      assert.ok(settled(), "no keep-alive after the list_changed frame");
       const after = messages().slice(1);
       const tools = after.filter((m) => m.method === "notifications/tools/list_changed");
       assert.equal(tools.length, 1, JSON.stringify(after));
       assert.equal(tools[0].params._meta[SUBSCRIPTION_ID_META_KEY], "listen-e2e");
       const others = after.filter((m) => m.method !== "notifications/tools/list_changed");
       assert.deepEqual(others, [], "prompts/resources list_changed were not asked for");
-      const keepalive = Number(process.env.E2E_KEEPALIVE_MS ?? 0); // the edge's CHUMBO_KEEPALIVE_MS
-      if (keepalive) {
-        await readFor(keepalive * 2 + 200, () => /^: keepalive$/m.test(text));
-        assert.match(text, /^: keepalive$/m);
-      }
+      assert.match(text, /^: keepalive$/m); // (the barrier above waited for one)
     } finally {
       ac.abort();
       await reader.cancel().catch(() => {});

@@ -139,6 +139,7 @@ fn process_message(
     // half-done work behind: hence the subtransaction around the whole method.
     let outcome = session::in_subtransaction(|| protocol::dispatch(&ctx, &method, &params));
     let events = scope.take_events();
+    let trace = crate::scope::trace_id();
     drop(scope);
     // a newly issued run handle goes back in the result's _meta
     let outcome = outcome.map(|o| {
@@ -147,7 +148,6 @@ fn process_message(
             result
         })
     });
-    let trace = session::trace_id();
     let (response, missing_scopes, class) = match outcome {
         Ok(Ok(result)) => {
             let class = match (result.get("isError"), result.get("resultType")) {

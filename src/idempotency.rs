@@ -186,7 +186,7 @@ pub fn begin(
         }
         _ => Begin::Answer(Err(Error::Internal(format!(
             "Internal error: the outcome of this operation cannot be read (trace id {})",
-            session::trace_id()
+            crate::scope::trace_id()
         )))),
     }
 }

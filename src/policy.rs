@@ -101,7 +101,7 @@ pub fn visible(c: &Capability, caller: &Caller) -> bool {
         Ok(v) => v,
         Err(e) => {
             // Logged with a trace id; the caller just does not see the capability.
-            execute::public_error(&e, &session::trace_id());
+            execute::public_error(&e, &crate::scope::trace_id());
             false
         }
     }
@@ -128,7 +128,7 @@ pub fn may_execute(
             cap.name
         ))),
         Err(e) => {
-            let shown = execute::public_error(&e, &session::trace_id());
+            let shown = execute::public_error(&e, &crate::scope::trace_id());
             Err(Denied(format!("Not allowed: {}", shown.message)))
         }
     }
@@ -146,7 +146,7 @@ pub fn needs_approval(
         ApprovalRule::Always => Ok(true),
         ApprovalRule::When(p) => {
             eval_bool(p, caller, Some(args), registry.settings.call_timeout_ms).map_err(|e| {
-                let shown = execute::public_error(&e, &session::trace_id());
+                let shown = execute::public_error(&e, &crate::scope::trace_id());
                 Denied(format!(
                     "Not allowed: whether {} needs approval could not be decided: {}",
                     cap.name, shown.message
@@ -204,7 +204,7 @@ fn resolved_scopes(registry: &Registry, caller: &Caller) -> Option<Result<Vec<St
         Err(e) => Err(format!(
             "scope_resolver {} failed: {}",
             p.name,
-            execute::public_error(&e, &session::trace_id()).message
+            execute::public_error(&e, &crate::scope::trace_id()).message
         )),
     })
 }
@@ -359,7 +359,7 @@ pub fn why_hidden(registry: &Registry, c: &Capability, explained: &Explained) ->
             Err(e) => reasons.push(format!(
                 "hidden from this caller: {}() failed: {}",
                 p.name,
-                execute::public_error(&e, &session::trace_id()).message
+                execute::public_error(&e, &crate::scope::trace_id()).message
             )),
         }
     }

@@ -856,18 +856,22 @@ fn read_all_but_functions() -> Catalog {
         // Broken settings must not silently loosen anything: defaults are the strict choice.
         Err(e) => (Settings::default(), Some(e)),
     };
-    // Owners of tables, views, sequences and of schema chumbo (the extension owner, who owns
-    // chumbo's own tables): a role with their privileges could read past row-level security
-    // (RLS enabled but not forced), turn it off or change the policies (an owner may ALTER its
-    // table even inside the restricted operation capabilities run in), or read chumbo.keys and
-    // everyone's state (see session::check_role).
+    // Owners of tables, views, sequences and schemas, schema chumbo's among them (the extension
+    // owner, who owns chumbo's own tables): a role with their privileges could read past
+    // row-level security (RLS enabled but not forced), turn it off or change the policies (an
+    // owner may ALTER its table, and a schema's owner drop or rename what is in it, even inside
+    // the restricted operation capabilities run in), or read chumbo.keys and everyone's state
+    // (see session::check_role). Temporary tables do not count (any login could otherwise lock a
+    // role out by creating one).
     let table_owners: Vec<pg_sys::Oid> = Spi::connect(|c| {
         let mut owners = vec![];
         for row in c.select(
             "select relowner from pg_catalog.pg_class
               where relkind in ('r', 'p', 'v', 'm', 'f', 'S') and relpersistence <> 't'
              union
-             select nspowner from pg_catalog.pg_namespace where nspname = 'chumbo'",
+             select nspowner from pg_catalog.pg_namespace
+              where nspname not in ('pg_catalog', 'information_schema')
+                and nspname !~ '^pg_(toast|temp_|toast_temp_)'",
             None,
             &[],
         )? {

@@ -12,7 +12,22 @@ use crate::principal::{self, Principal};
 use crate::runs;
 use crate::session;
 use serde_json::Value;
+use std::cell::RefCell;
 use std::marker::PhantomData;
+
+thread_local! {
+    /// The trace id of the request in scope: minted once as it enters, and the one the client's
+    /// error, the server log line and the audit row all carry.
+    static TRACE: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// The trace id of the request in scope; outside one (an entry point refusing a request before
+/// it is in scope), a new one.
+pub fn trace_id() -> String {
+    TRACE
+        .with(|t| t.borrow().clone())
+        .unwrap_or_else(session::trace_id)
+}
 
 pub struct RequestScope {
     /// Per-backend state: the scope must stay on the backend's thread.
@@ -31,6 +46,7 @@ impl RequestScope {
     ) -> RequestScope {
         events::begin(progress, events_budget);
         principal::enter(principal, state_key);
+        TRACE.with(|t| *t.borrow_mut() = Some(session::trace_id()));
         RequestScope {
             _not_send: PhantomData,
         }
@@ -44,6 +60,7 @@ impl RequestScope {
 
 impl Drop for RequestScope {
     fn drop(&mut self) {
+        TRACE.with(|t| t.borrow_mut().take());
         principal::leave();
         runs::leave();
         mrtr::clear();
@@ -55,7 +72,10 @@ impl Drop for RequestScope {
 /// Whether no per-request state is set (for tests).
 #[cfg(any(test, feature = "pg_test"))]
 pub fn is_clear() -> bool {
-    !principal::in_request() && !mrtr::in_round() && events::is_empty()
+    !principal::in_request()
+        && !mrtr::in_round()
+        && events::is_empty()
+        && TRACE.with(|t| t.borrow().is_none())
 }
 
 #[cfg(any(test, feature = "pg_test"))]

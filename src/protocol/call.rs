@@ -179,7 +179,7 @@ pub(super) fn run<T>(
         }
     }
     // the setting error_projection may rephrase what the model is told (src/projection.rs)
-    let trace = session::trace_id();
+    let trace = crate::scope::trace_id();
     let shown = execute::public_error(&e, &trace);
     Err(Stop::Failed(projection::model_error(
         s.error_projection.as_deref(),

@@ -75,7 +75,7 @@ fn complete(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
 /// whoever the session user is, and one the caller may not use is not); only catalog-quoted
 /// identifiers reach the SQL text.
 fn complete_with_function(ctx: &Context, func: &str, prefix: &str) -> Result<Vec<String>, Error> {
-    let trace = session::trace_id();
+    let trace = crate::scope::trace_id();
     let signature = format!("{func}(text)");
     let prefix = prefix.to_string();
     let timeout_ms = ctx.registry.settings.call_timeout_ms;

@@ -7,7 +7,6 @@ use crate::error::Error;
 use crate::execute::Returned;
 use crate::pages;
 use crate::registry::{Capability, Kind};
-use crate::session;
 use pgrx::prelude::*;
 use serde_json::{json, Map, Value};
 
@@ -87,7 +86,7 @@ fn get_prompt(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
             o.remove("messages").unwrap_or_default(),
         ),
         _ => {
-            let trace = session::trace_id();
+            let trace = crate::scope::trace_id();
             pgrx::ereport!(
                 PgLogLevel::LOG_SERVER_ONLY,
                 PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,

@@ -261,6 +261,20 @@ create or replace function mcp.test_trigger_prompt_change() returns text
 comment on function mcp.test_trigger_prompt_change() is
   'Changes a prompt''s metadata, so listen streams get notifications/prompts/list_changed @mcp {"privileged": true}';
 
+-- chumbo refuses a privileged capability owned by a superuser (each call would run as one): the
+-- hooks, and the prompt one of them re-comments, belong to a plain role that may only do that.
+do $$
+begin
+  if not exists (select from pg_roles where rolname = 'conformance_fixture_owner') then
+    create role conformance_fixture_owner nologin;
+  end if;
+end $$;
+grant usage, create on schema mcp to conformance_fixture_owner;
+alter function mcp.test_trigger_tool_change() owner to conformance_fixture_owner;
+alter function mcp.test_trigger_prompt_change() owner to conformance_fixture_owner;
+alter function mcp.test_input_required_result_prompt() owner to conformance_fixture_owner;
+revoke create on schema mcp from conformance_fixture_owner;
+
 ------------------------------------------------------------------------------------------------
 -- http-custom-header-server-validation: an argument mirrored into the Mcp-Param-Region header
 ------------------------------------------------------------------------------------------------

@@ -35,4 +35,25 @@ reset role;
 select chumbo.configure('{"allowed_roles": ["regress_extowner_member_345", "regress_temp_owner_345"]}') ->> 'auth_mode' as mode;
 select role, pg_temp.ping(role) as outcome_extension_owner
   from (values ('regress_extowner_member_345'), ('regress_temp_owner_345')) v(role);
+-- Roles that could give themselves any of the above, or read, write or signal past privileges:
+-- CREATEROLE, members of pg_read_all_data / pg_write_all_data / pg_signal_backend /
+-- pg_read_all_stats, the owner of a schema (it may drop or rename what is in it), and the
+-- database's owner (pg_database_owner). A plain role with usage on mcp is served.
+create role regress_createrole_345 nologin createrole;
+create role regress_reader_345 nologin in role pg_read_all_data;
+create role regress_writer_345 nologin in role pg_write_all_data;
+create role regress_signaller_345 nologin in role pg_signal_backend;
+create role regress_stats_345 nologin in role pg_monitor;
+create role regress_schema_owner_345 nologin;
+create schema regress_schema_345 authorization regress_schema_owner_345;
+create role regress_plain_345 nologin;
+create role regress_dbowner_345 nologin;
+do $$ begin execute format('alter database %I owner to regress_dbowner_345', current_database()); end $$;
+grant usage on schema mcp to regress_dbowner_345, regress_createrole_345, regress_reader_345, regress_writer_345,
+  regress_signaller_345, regress_stats_345, regress_schema_owner_345, regress_plain_345;
+select chumbo.configure('{"allowed_roles": ["regress_dbowner_345", "regress_createrole_345", "regress_reader_345", "regress_writer_345",
+  "regress_signaller_345", "regress_stats_345", "regress_schema_owner_345", "regress_plain_345"]}') ->> 'auth_mode' as mode;
+select role, pg_temp.ping(role) as outcome_past_privileges
+  from (values ('regress_createrole_345'), ('regress_reader_345'), ('regress_writer_345'), ('regress_signaller_345'),
+               ('regress_stats_345'), ('regress_schema_owner_345'), ('regress_dbowner_345'), ('regress_plain_345')) v(role);
 rollback;

@@ -17,7 +17,7 @@ case "$NAME" in
 esac
 DIR="$BASE/$NAME"            # holds data/, server.log and the unix socket
 DATA="$DIR/data"
-PIDFILE="$STATE/pg-$NAME.pid"
+PIDFILE="$STATE/pg-$NAME$PG_SUFFIX.pid"   # PG_SUFFIX: another major (lib.sh) has clusters of its own
 
 # Run a postgres binary as postgres from a directory it can read (the checkout may be 0700).
 as_pg() { (cd "$DIR" && env -u RUST_BACKTRACE runuser -u postgres -- "$@"); }

@@ -7,6 +7,18 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 STATE="$ROOT/.chumbo"                       # git-ignored: pids, dev.env, passwords, venv
 # The PostgreSQL major version, the one place it is named (pgrx feature pg$PG_MAJOR, Debian paths).
 PG_MAJOR="${CHUMBO_PG_MAJOR:-15}"
+# Cluster data lives outside the repo (postgres must own it; a checkout may be unreadable to it).
+# The short hash keeps two checkouts (e.g. a CI clone) from sharing one data dir.
+BASE="/var/tmp/chumbo-$(printf %s "$ROOT" | sha1sum | cut -c1-8)"
+# The other majors `make test` builds for and runs the SQL regression and isolation suites on
+# (scripts/test.sh: install-pgNN, regress-pgNN, isolation-pgNN): PostgreSQL with server headers,
+# pg_regress and pg_isolation_regress from PyPI wheels, one line each in scripts/pg-wheels.txt
+# (pinned by hash, ending in `# pgNN`), which scripts/setup.sh installs into PG_WHEELS (per
+# checkout: builds are installed into them). Adding a major is adding its line there.
+# CHUMBO_PG_MAJOR=NN (one of them) points every script at that major's wheel instead.
+mapfile -t PG_OTHER_MAJORS < <(sed -n 's/^[^#].*# *pg\([0-9][0-9]*\) *$/\1/p' "$ROOT/scripts/pg-wheels.txt")
+PG_WHEELS="$BASE/pgwheels"
+PG_SUFFIX=""                                # names of per-major files (cluster.sh's pid file)
 # CHUMBO_PG_ROOT: a private, relocated copy of PostgreSQL (ROOT/usr/{lib,share}/postgresql/MAJOR,
 # made on first use) that builds, installs and clusters of this checkout use instead of the
 # system one, so two checkouts can install different builds side by side. Unset: the system one.
@@ -30,15 +42,30 @@ if [[ -n "${CHUMBO_PG_ROOT:-}" ]]; then
   _pgrx_conf="$(printf '[configs]\npg%s = "%s"' "$PG_MAJOR" "$PG_BIN/pg_config")"
   [[ "$(cat "$PGRX_HOME/config.toml" 2>/dev/null)" == "$_pgrx_conf" ]] \
     || printf '%s\n' "$_pgrx_conf" > "$PGRX_HOME/config.toml"
+elif [[ " ${PG_OTHER_MAJORS[*]} " == *" $PG_MAJOR "* ]]; then
+  # The wheels' trees are relocatable: pg_config and the binaries find their paths from where they are.
+  PG_BIN="$PG_WHEELS/missing-pg$PG_MAJOR"   # until scripts/setup.sh has installed the wheels
+  _confs=()                                 # pg_config by major (indexed: ascending order)
+  for _c in "$PG_WHEELS"/site/*/pginstall/bin/pg_config; do
+    [[ -x "$_c" ]] || continue
+    _v="$("$_c" --version)"; _v="${_v#PostgreSQL }"; _v="${_v%%.*}"
+    [[ "$_v" == "$PG_MAJOR" ]] && PG_BIN="${_c%/pg_config}"
+    _confs[_v]="$_c"
+  done
+  _pgrx_conf='[configs]'
+  for _v in "${!_confs[@]}"; do _pgrx_conf+=$'\n'"pg$_v = \"${_confs[_v]}\""; done
+  BASE="$BASE/pg$PG_MAJOR" PG_SUFFIX="-pg$PG_MAJOR"   # clusters of their own
+  # One pgrx config for all the wheel majors, written only when it changes (as above).
+  export PGRX_HOME="$PG_WHEELS/pgrx"
+  mkdir -p "$PGRX_HOME"
+  [[ "$(cat "$PGRX_HOME/config.toml" 2>/dev/null)" == "$_pgrx_conf" ]] \
+    || printf '%s\n' "$_pgrx_conf" > "$PGRX_HOME/config.toml"
 else
   PG_BIN="/usr/lib/postgresql/$PG_MAJOR/bin"
 fi
 PG_CONFIG="$PG_BIN/pg_config"               # versioned on purpose: /usr/bin/pg_config is a wrapper
 PG_SHAREDIR="$("$PG_CONFIG" --sharedir 2>/dev/null || echo "/usr/share/postgresql/$PG_MAJOR")"
 PG_PKGLIBDIR="$("$PG_CONFIG" --pkglibdir 2>/dev/null || echo "/usr/lib/postgresql/$PG_MAJOR/lib")"
-# Cluster data lives outside the repo (postgres must own it; a checkout may be unreadable to it).
-# The short hash keeps two checkouts (e.g. a CI clone) from sharing one data dir.
-BASE="/var/tmp/chumbo-$(printf %s "$ROOT" | sha1sum | cut -c1-8)"
 DEV_PORT="${CHUMBO_PG_PORT:-54329}"
 TEST_PORT="${CHUMBO_TEST_PG_PORT:-54339}"   # `make test` picks a free one instead (pick_port)
 # Project-local tools (Node 22, Deno) first on PATH; cargo's bin for cargo-pgrx.

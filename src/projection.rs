@@ -66,12 +66,17 @@ pub fn model_output(
     let input = JsonB(value_of(returned));
     // An error raised here (the application's RAISE, a permission refusal) ends the call as an
     // error; run_as_caller's subtransaction catches it.
-    // Application code, like the capability itself: it may write, so it may take a transaction id.
-    #[allow(clippy::disallowed_methods)]
-    let projected = Spi::get_one_with_args::<JsonB>(&sql, &[input.into()])
-        .map_err(|e| format!("the model_output function of {} failed: {e}", cap.name))?
-        .map(|j| j.0)
-        .unwrap_or(Value::Null);
+    // Application code whose contract is to read: it runs read-only (a write fails the call).
+    let projected = session::read_only(|| {
+        Spi::connect(|c| {
+            c.select(&sql, Some(1), &[input.into()])?
+                .first()
+                .get_one::<JsonB>()
+        })
+    })
+    .map_err(|e| format!("the model_output function of {} failed: {e}", cap.name))?
+    .map(|j| j.0)
+    .unwrap_or(Value::Null);
     if cap.returns == ReturnShape::ToolResult
         && !projected.get("content").is_some_and(Value::is_array)
     {
@@ -128,9 +133,14 @@ pub fn model_error(
     let name = capability.to_string();
     let projected =
         session::run_as_caller(caller.role_oid, &caller.claims, timeout_ms, move || {
-            // Application code: it may write, so it may take a transaction id.
-            #[allow(clippy::disallowed_methods)]
-            Spi::get_one_with_args::<String>(&sql, &[name.as_str().into(), details.into()])
+            // Application code whose contract is to read: it runs read-only.
+            session::read_only(|| {
+                Spi::connect(|c| {
+                    c.select(&sql, Some(1), &[name.as_str().into(), details.into()])?
+                        .first()
+                        .get_one::<String>()
+                })
+            })
         });
     match projected {
         Ok(Ok(Some(text))) => PublicError {

@@ -540,9 +540,9 @@ impl RowShape {
         unsafe {
             let desc = pg_sys::lookup_rowtype_tupdesc_copy(typid, typmod);
             let natts = (*desc).natts as usize;
-            let columns = (*desc)
-                .attrs
-                .as_slice(natts)
+            // PgTupleDesc finds the attributes on every major (18 moved them behind compact_attrs);
+            // unchecked: it neither releases nor frees the copy, which RowShape keeps.
+            let columns = pgrx::PgTupleDesc::from_pg_unchecked(desc)
                 .iter()
                 .enumerate()
                 .filter(|(_, a)| !a.attisdropped)

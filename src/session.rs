@@ -362,6 +362,21 @@ pub fn run_as_caller_calling<R>(
     outcome
 }
 
+/// Runs `f` with the transaction read-only: for application functions whose contract is to read
+/// (visibility and execution policies, scope resolvers, renderers, projections, completions), so
+/// that a write there fails (25006) instead of being kept by a call that then, say, denies. Only
+/// ever called inside a subtransaction, where PostgreSQL refuses `SET transaction_read_only =
+/// off` (a function's own SET clause included), so the function cannot turn it back.
+pub fn read_only<R>(f: impl FnOnce() -> R) -> R {
+    // SAFETY: XactReadOnly is a plain backend global (transaction_read_only's storage); the
+    // previous value is put back in `finally`, however `f` ends.
+    let was = unsafe { pg_sys::XactReadOnly };
+    unsafe { pg_sys::XactReadOnly = true };
+    PgTryBuilder::new(std::panic::AssertUnwindSafe(f))
+        .finally(|| unsafe { pg_sys::XactReadOnly = was })
+        .execute()
+}
+
 /// Refuses to serve a request on a session whose temporary schema holds tables, views, sequences
 /// or types. PostgreSQL searches that schema first for exactly those, unless a search_path lists
 /// it, and a capability's own `SET search_path` clause (or that of any function it calls, such as

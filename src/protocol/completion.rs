@@ -84,7 +84,7 @@ fn complete_with_function(ctx: &Context, func: &str, prefix: &str) -> Result<Vec
         &ctx.caller.claims,
         timeout_ms,
         move || {
-            Spi::connect(|c| {
+            session::read_only(|| Spi::connect(|c| {
                 let qualified = c
                     .select(
                         "select (select pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(p.proname)
@@ -106,7 +106,7 @@ fn complete_with_function(ctx: &Context, func: &str, prefix: &str) -> Result<Vec
                     }
                 }
                 Ok::<_, pgrx::spi::Error>(Some(out))
-            })
+            }))
         },
     )
     .map_err(|e| Error::Internal(execute::public_error(&e, &trace).message))?

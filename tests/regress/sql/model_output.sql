@@ -73,12 +73,11 @@ comment on function mcp.projected_prompt() is 'x @mcp {"prompt": true, "model_ou
 select function, state, reasons from chumbo.doctor() where function like '%projected_prompt%';
 
 -- error_projection: the application rephrases conflicts and redacts digits from its own texts;
--- it sees the redacted message, the SQLSTATE and whether the application wrote it, never SQL
-create table app.seen (tool text, error jsonb);
-grant insert on app.seen to authenticated;
+-- it sees the redacted message, the SQLSTATE and whether the application wrote it, never SQL.
+-- It runs read-only (like model_output): with app.spy on, it answers with what it was given.
 create function app.errors(tool text, error jsonb) returns text language plpgsql as $$
 begin
-  insert into app.seen values (tool, error);
+  if current_setting('app.spy', true) = 'on' then return 'seen ' || (error - 'trace_id')::text; end if;
   if error ->> 'sqlstate' = '23505' then return 'That already exists.'; end if;
   if (error ->> 'authored')::boolean then return regexp_replace(error ->> 'message', '[0-9]', '#', 'g'); end if;
   if error ->> 'sqlstate' = '22012' then raise exception 'the projection itself fails'; end if;
@@ -100,7 +99,20 @@ select pg_temp.shown(regress.tool(:'alice', 'says_secret')) as redacted,
 select pg_temp.shown(regress.tool(:'alice', 'divides')) as projection_failed_keeps_message;
 select pg_temp.shown(regress.tool(:'alice', 'bad_input')) as null_keeps_message,
        pg_temp.shown(regress.tool(:'alice', 'conflict')) as rephrased;
-select tool, error ->> 'sqlstate' as sqlstate, error ->> 'authored' as authored, error ->> 'message' as message
-  from app.seen order by tool;
+set local app.spy = 'on';
+create function pg_temp.seen(tool text) returns jsonb language sql as $$
+  select substr(regexp_replace(regress.tool('{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}', tool)
+                               #>> '{result,content,0,text}', ' \(trace id [0-9a-f]+\)$', ''), 6)::jsonb $$;
+select tool, e ->> 'sqlstate' as sqlstate, e ->> 'authored' as authored,
+       regexp_replace(e ->> 'message', ' \(trace id [0-9a-f]+\)', '') as message
+  from unnest(array['bad_input', 'conflict', 'says_secret']) tool, pg_temp.seen(tool) e order by tool;
+reset app.spy;
+-- and a projection that writes is refused: chumbo's message is kept, nothing is written
+create table app.seen (tool text);
+grant insert on app.seen to authenticated;
+create or replace function app.errors(tool text, error jsonb) returns text language plpgsql as $$
+begin insert into app.seen values (tool); return 'written'; end $$;
+select pg_temp.shown(regress.tool(:'alice', 'says_secret')) as writing_projection,
+       (select count(*) from app.seen) as written;
 select chumbo.configure('{"error_projection": null}') ->> 'error_projection' as unset;
 rollback;

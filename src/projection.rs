@@ -119,10 +119,7 @@ pub fn model_error(
         .strip_suffix(&suffix)
         .unwrap_or(&error.message)
         .to_string();
-    let Some(qualified) = resolve(func, "text, jsonb") else {
-        return error;
-    };
-    let sql = format!("select {qualified}($1, $2)::pg_catalog.text");
+    let func = func.to_string();
     let details = JsonB(json!({
         "message": message,
         "sqlstate": caught.sqlstate,
@@ -133,6 +130,10 @@ pub fn model_error(
     let name = capability.to_string();
     let projected =
         session::run_as_caller(caller.role_oid, &caller.claims, timeout_ms, move || {
+            // Resolved as the caller too: the function may live in a schema only the caller may
+            // use, whoever the session user is (the edge's login role).
+            let qualified = resolve(&func, "text, jsonb")?;
+            let sql = format!("select {qualified}($1, $2)::pg_catalog.text");
             // Application code whose contract is to read: it runs read-only.
             session::read_only(|| {
                 Spi::connect(|c| {
@@ -141,9 +142,11 @@ pub fn model_error(
                         .get_one::<String>()
                 })
             })
+            .ok()
+            .flatten()
         });
     match projected {
-        Ok(Ok(Some(text))) => PublicError {
+        Ok(Some(text)) => PublicError {
             message: format!("{text}{suffix}"),
             internal: error.internal,
         },

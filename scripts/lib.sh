@@ -46,12 +46,12 @@ elif [[ " ${PG_OTHER_MAJORS[*]} " == *" $PG_MAJOR "* ]]; then
   # The wheels' trees are relocatable: pg_config and the binaries find their paths from where they are.
   PG_BIN="$PG_WHEELS/missing-pg$PG_MAJOR"   # until scripts/setup.sh has installed the wheels
   _confs=()                                 # pg_config by major (indexed: ascending order)
-  for _c in "$PG_WHEELS"/site/*/pginstall/bin/pg_config; do
+  while IFS= read -r _c; do                 # any wheel layout: every bin/pg_config under site/
     [[ -x "$_c" ]] || continue
     _v="$("$_c" --version)"; _v="${_v#PostgreSQL }"; _v="${_v%%.*}"
     [[ "$_v" == "$PG_MAJOR" ]] && PG_BIN="${_c%/pg_config}"
     _confs[_v]="$_c"
-  done
+  done < <(find "$PG_WHEELS/site" -path '*/bin/pg_config' -type f 2>/dev/null)
   _pgrx_conf='[configs]'
   for _v in "${!_confs[@]}"; do _pgrx_conf+=$'\n'"pg$_v = \"${_confs[_v]}\""; done
   BASE="$BASE/pg$PG_MAJOR" PG_SUFFIX="-pg$PG_MAJOR"   # clusters of their own

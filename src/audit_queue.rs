@@ -146,6 +146,8 @@ impl Queue {
 // SAFETY: plain data (no pointers into process memory: the latch is an address in shared memory).
 unsafe impl PGRXSharedMemory for Queue {}
 
+// SAFETY: one lock of this name, in a static; pgrx attaches it to the shared memory requested in
+// _PG_init before any backend uses it.
 static QUEUE: PgLwLock<Queue> = unsafe { PgLwLock::new(c"chumbo_audit_queue") };
 /// Set in the postmaster when chumbo is preloaded (inherited by every backend it forks).
 static PRELOADED: AtomicBool = AtomicBool::new(false);

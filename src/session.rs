@@ -368,11 +368,16 @@ pub fn run_as_caller_calling<R>(
 /// ever called inside a subtransaction, where PostgreSQL refuses `SET transaction_read_only =
 /// off` (a function's own SET clause included), so the function cannot turn it back.
 pub fn read_only<R>(f: impl FnOnce() -> R) -> R {
-    // SAFETY: XactReadOnly is a plain backend global (transaction_read_only's storage); the
-    // previous value is put back in `finally`, however `f` ends.
-    let was = unsafe { pg_sys::XactReadOnly };
-    unsafe { pg_sys::XactReadOnly = true };
+    // SAFETY: XactReadOnly is a plain backend global (transaction_read_only's storage), read
+    // and written on the backend's only thread; the previous value is put back in `finally`,
+    // however `f` ends.
+    let was = unsafe {
+        let was = pg_sys::XactReadOnly;
+        pg_sys::XactReadOnly = true;
+        was
+    };
     PgTryBuilder::new(std::panic::AssertUnwindSafe(f))
+        // SAFETY: as above.
         .finally(|| unsafe { pg_sys::XactReadOnly = was })
         .execute()
 }
@@ -687,11 +692,13 @@ pub fn check_role(
         )));
     }
     // SAFETY: attribute and membership lookups through the role cache, by oids.
-    if unsafe { pg_sys::has_createrole_privilege(oid) }
-        || PREDEFINED_PAST_PRIVILEGES
-            .iter()
-            .any(|r| unsafe { pg_sys::has_privs_of_role(oid, pg_sys::Oid::from(*r)) })
-    {
+    let past_privileges = unsafe {
+        pg_sys::has_createrole_privilege(oid)
+            || PREDEFINED_PAST_PRIVILEGES
+                .iter()
+                .any(|r| pg_sys::has_privs_of_role(oid, pg_sys::Oid::from(*r)))
+    };
+    if past_privileges {
         return Err(crate::error::Error::CallerRefused(format!(
             "role \"{role}\" can create roles, owns the database, or holds a predefined role that reads, writes or signals past privileges (pg_read_all_data and the like), and never runs capabilities"
         )));

@@ -15,6 +15,12 @@ create schema if not exists regress;
 -- base64url without padding (JWT segments)
 create or replace function regress.b64url(b bytea) returns text language sql immutable
   as $$ select translate(rtrim(replace(encode(b, 'base64'), E'\n', ''), '='), '+/', '-_') $$;
+create or replace function regress.b64url_decode(t text) returns bytea language sql immutable
+  as $$ select decode(rpad(translate(t, '-_', '+/'), (length(t) + 3) / 4 * 4, '='), 'base64') $$;
+-- the JSON payload of a chumbo-signed token (base64url(payload).base64url(mac): cursors, run
+-- handles, requestStates, approval tokens)
+create or replace function regress.token_payload(token text) returns jsonb language sql immutable
+  as $$ select convert_from(regress.b64url_decode(split_part(token, '.', 1)), 'UTF8')::jsonb $$;
 
 -- HMAC-SHA-256 (RFC 2104) on the core sha256(): the suite needs no pgcrypto, which not every
 -- PostgreSQL build ships (the wheels the other majors are tested on have none)

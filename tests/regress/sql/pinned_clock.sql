@@ -35,4 +35,42 @@ savepoint s;
 set local role authenticated;
 set local chumbo.anything = 'x';
 rollback to savepoint s;
+
+-- What a tool sees of the clock (audit gap G6): now() is the transaction's start as always, never
+-- the pin, and chumbo.now() is not the tool's to call (owner only). A tool cannot move or drop the
+-- pin chumbo's own decisions read: not as authenticated
+-- (SUSET: permission), not through a superuser's SECURITY DEFINER helper (superuser, so only the
+-- setting's GUC_NOT_WHILE_SEC_REST flag refuses it: the call is refused like an identity change),
+-- and RESET ALL leaves it (GUC_NO_RESET_ALL; the tool still reads the pin after it). Red if
+-- GUC_NOT_WHILE_SEC_REST went: the definer rows would run and show the pin 2000-01-01 or none;
+-- if GUC_NO_RESET_ALL went: RESET ALL (which needs no privilege) would drop the pin.
+set local chumbo.pinned_now = '2030-06-01 12:00:00+00';
+create function public.definer_pin(action text) returns void language plpgsql security definer set search_path = ''
+  as $$ begin execute action; end $$;
+grant execute on function public.definer_pin(text) to authenticated;
+create function mcp.clock(action text) returns jsonb language plpgsql volatile as $$
+begin
+  execute action;
+  return jsonb_build_object('pin', current_setting('chumbo.pinned_now', true),
+                            'now_is_transaction_start', now() = transaction_timestamp(),
+                            'now_is_the_pin', now() = '2030-06-01 12:00:00+00'::timestamptz,
+                            'may_call_chumbo_now', has_function_privilege('chumbo.now()', 'execute'));
+end $$;
+grant execute on function mcp.clock(text) to authenticated;
+select label, regexp_replace(coalesce(r #>> '{result,structuredContent}', r #>> '{result,content,0,text}'), ' \(trace id [0-9a-f]+\)$', '') as tool_sees
+from (values
+  ('honest',                 'select 1'),
+  ('set local',              'set local chumbo.pinned_now = ''2000-01-01'''),
+  ('set_config session',     'select set_config(''chumbo.pinned_now'', ''2000-01-01'', false)'),
+  ('reset',                  'reset chumbo.pinned_now'),
+  ('definer set local',      'select public.definer_pin(''set local chumbo.pinned_now = ''''2000-01-01'''''')'),
+  ('definer set_config',     'select public.definer_pin(''select set_config(''''chumbo.pinned_now'''', ''''2000-01-01'''', false)'')'),
+  ('definer reset',          'select public.definer_pin(''reset chumbo.pinned_now'')'),
+  ('reset all',              'reset all')
+) as t(label, action),
+lateral chumbo.handle(jsonb_build_object('jsonrpc', '2.0', 'id', 1, 'method', 'tools/call',
+  'params', jsonb_build_object('name', 'clock', 'arguments', jsonb_build_object('action', action))),
+  '{"role":"authenticated","sub":"aaaaaaaa-0000-4000-8000-000000000001"}') r;
+-- the session's pin is where the superuser put it
+select chumbo.now() = '2030-06-01 12:00:00+00' as still_pinned;
 rollback;

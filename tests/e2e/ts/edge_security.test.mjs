@@ -448,6 +448,26 @@ describe("subscriptions/listen streams", () => {
     assert.equal(typeof last.error?.code, "number", JSON.stringify(last));
   });
 
+  test("max_streams is exact: a principal's Nth stream (N = max_listen_streams) is served, the N+1th gets 429", async () => {
+    // Carol: no other test opens a stream for her, so every open stream of hers is counted here.
+    const r = spawnSync("deno", ["run", "-A", `${ROOT}scripts/mint-token.ts`, "carol"], {
+      env: { ...process.env, CHUMBO_PUBLIC_URL: MCP_URL },
+      encoding: "utf8",
+    });
+    assert.equal(r.status, 0, r.stderr);
+    const carol = r.stdout.trim();
+    const max = Number(psql("select chumbo.configure('{}') ->> 'max_listen_streams'"));
+    assert.ok(Number.isInteger(max) && max >= 1, `max_listen_streams = ${max}`);
+    for (let i = 1; i <= max; i++) {
+      const s = await listen(carol, { toolsListChanged: true });
+      assert.equal(s.status, 200, `stream ${i} of ${max}: ${s.text}`);
+    }
+    const refused = await listen(carol, { toolsListChanged: true });
+    assert.equal(refused.status, 429, refused.text);
+    assert.match(refused.res.headers.get("retry-after") ?? "", /^\d+$/);
+    assert.match(JSON.parse(refused.text).error.message, new RegExp(`at most ${max} listen streams`));
+  });
+
   test("max_streams per principal: one more gets 429 + Retry-After, the others are untouched; a client that leaves frees its slot", async () => {
     const mine = [];
     let refused;

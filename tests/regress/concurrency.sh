@@ -6,6 +6,10 @@
 # request.jwt.claims per transaction). Hundreds of calls
 # each; fails if any answer to one user contains the other organization's data, or if an answer
 # is missing the user's own data (so an all-errors run cannot pass).
+# The sessions provably overlap: each one's first statement waits on an advisory lock this script
+# holds, released only once pg_locks shows all four waiting (a barrier, not a pause); each session
+# then prints when its first call started and its last call ended, and the four intervals must
+# intersect (the last session to start began before the first one to finish had finished).
 #
 # Needs a database with the example app loaded (compat/roles.sql, migrations, seed), e.g.
 # `scripts/load-db.sh PORT chumbo_concurrency app` (scripts/test.sh does that; the regression
@@ -77,15 +81,56 @@ gen "$WORK/bob.sql" bob
 gen "$WORK/both.sql" both
 gen "$WORK/postgrest.sql" postgrest
 
+# The barrier: every session waits on lock 74400 (shared) before its first call and prints its
+# start; after its last call, its end (microseconds since the epoch).
+BARRIER=74400
+for s in alice bob both postgrest; do
+  { echo "select 'started ' || (extract(epoch from clock_timestamp()) * 1000000)::bigint from (select pg_advisory_xact_lock_shared($BARRIER)) b;"
+    cat "$WORK/$s.sql"
+    echo "select 'ended ' || (extract(epoch from clock_timestamp()) * 1000000)::bigint;"
+  } > "$WORK/$s.barrier.sql"
+done
+coproc HOLD { psql -X -q -A -t -v ON_ERROR_STOP=1; }
+# shellcheck disable=SC2153  # HOLD_PID is set by coproc HOLD
+hold_pid=$HOLD_PID
+echo "select 'held' from (select pg_advisory_lock($BARRIER)) l;" >&"${HOLD[1]}"
+read -r line <&"${HOLD[0]}"; [[ "$line" == held ]] || { echo "concurrency: could not take the barrier lock" >&2; exit 1; }
+
 pids=()
 for s in alice bob both postgrest; do
-  psql -X -q -A -t -v ON_ERROR_STOP=1 -f "$WORK/$s.sql" > "$WORK/$s.out" 2> "$WORK/$s.err" &
+  psql -X -q -A -t -v ON_ERROR_STOP=1 -f "$WORK/$s.barrier.sql" > "$WORK/$s.out" 2> "$WORK/$s.err" &
   pids+=($!)
 done
+waiting=0
+for _ in $(seq 1 300); do   # bounded: 300 polls of pg_locks, not a timing assertion
+  waiting="$(psql -X -q -A -t -c "select count(*) from pg_locks where locktype = 'advisory' and objid = $BARRIER and objsubid = 1 and not granted and database = (select oid from pg_database where datname = current_database())")"
+  ((waiting >= 4)) && break
+  sleep 0.1
+done
+echo "select pg_advisory_unlock($BARRIER); \\q" >&"${HOLD[1]}"
+wait "$hold_pid" 2>/dev/null || true
 fail=0
 for i in "${!pids[@]}"; do
   wait "${pids[$i]}" || fail=1
 done
+if ((waiting < 4)); then
+  fail=1
+  echo "concurrency: only $waiting of 4 sessions reached the barrier together" >&2
+fi
+# intervals: the latest start must come before the earliest end
+last_start=0 first_end=""
+for s in alice bob both postgrest; do
+  started="$(sed -n 's/^started //p' "$WORK/$s.out")" ended="$(sed -n 's/^ended //p' "$WORK/$s.out")"
+  if [[ -z "$started" || -z "$ended" ]]; then fail=1; echo "concurrency: session $s printed no start or end" >&2; continue; fi
+  ((started > last_start)) && last_start=$started
+  if [[ -z "$first_end" ]] || ((ended < first_end)); then first_end=$ended; fi
+done
+if [[ -n "$first_end" ]] && ((last_start < first_end)); then
+  overlap_ms=$(((first_end - last_start) / 1000))
+else
+  fail=1
+  echo "concurrency: the sessions did not overlap (latest start $last_start, earliest end ${first_end:-none})" >&2
+fi
 
 total=0
 for s in alice bob both postgrest; do
@@ -103,4 +148,4 @@ if [[ "$fail" -ne 0 ]]; then
   echo "concurrency: FAILED" >&2
   exit 1
 fi
-echo "concurrency: ok ($total calls in 4 concurrent sessions, no cross-organization data)"
+echo "concurrency: ok ($total calls in 4 sessions released together from a barrier, all four running together for $overlap_ms ms, no cross-organization data)"

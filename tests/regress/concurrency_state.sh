@@ -5,14 +5,18 @@
 #      (chumbo.state_get + chumbo.state_put with expected_revision, retried on revision_conflict):
 #      no update is lost (value = revision = number of calls) and there was contention.
 #   2. 32 clients against a limit of N per window get exactly N successes: chumbo._rate_hit as the
-#      owner, and through a tool with @mcp {"rateLimit": {"perMinute": N}} called as Bob.
+#      owner, and through a tool with @mcp {"rateLimit": {"perMinute": N}} called as Bob. Every
+#      client's first transaction waits at a barrier (an advisory lock this script holds, let go
+#      only once pg_locks shows all 32 waiting), so all 32 are inside a transaction together
+#      before any counts: the limit is proven under real contention, not under serial calls.
 #   3. two sandbox_idle_stop jobs at once never stop the same sandbox twice: the stopper records
 #      every call; each of the idle sandboxes is stopped exactly once, and both jobs did work. The
 #      first stopper call of each job session waits until the other job is running too (an advisory
 #      lock every call holds for its job shows it), so the jobs provably overlap: the recorded times
 #      of two jobs of different sessions intersect.
 #   4. 8 sessions of Alice's registering the same provider sandbox at once all get the same id
-#      (the loser of the insert race finds the winner's row instead of failing).
+#      (the loser of the insert race finds the winner's row instead of failing). The same barrier:
+#      all 8 first calls hold their statement's snapshot before any of them commits.
 #
 # Needs a database with chumbo and Supabase's roles (compat/roles.sql), e.g. the example app's
 # from `scripts/load-db.sh PORT chumbo_concurrency app` (scripts/test.sh) or the bare one
@@ -41,6 +45,31 @@ bench() { # bench SCRIPT CLIENTS TRANSACTIONS [pgbench args]: fails on any abort
     return 0
   fi
   echo "$out" | grep -E '^(number of transactions actually processed|number of failed)' | sed "s/^/  [$script] /" || true
+}
+
+# barrier_bench KEY SCRIPT CLIENTS TRANSACTIONS [pgbench args]: bench, with advisory lock KEY
+# (bigint, exclusive) held by this script until CLIENTS sessions wait on it (the scripts take it
+# shared at the start of each transaction); checks that they all did.
+barrier_bench() {
+  local key="$1" script="$2" c="$3" t="$4" waiting=0 bench_pid hold_pid line
+  shift 4
+  coproc HOLD { PGOPTIONS="-c client_min_messages=warning" psql -X -q -A -t -v ON_ERROR_STOP=1; }
+  # shellcheck disable=SC2153  # HOLD_PID is set by coproc HOLD
+  hold_pid=$HOLD_PID
+  echo "select 'held' from (select pg_advisory_lock($key)) l;" >&"${HOLD[1]}"
+  read -r line <&"${HOLD[0]}"; [[ "$line" == held ]] || { echo "concurrency_state: no barrier lock" >&2; exit 1; }
+  (bench "$script" "$c" "$t" -D barrier="$key" "$@"; exit "$fail") &   # bench reports a failure in $fail
+  bench_pid=$!
+  for _ in $(seq 1 300); do   # bounded: 300 polls of pg_locks, not a timing assertion
+    waiting="$(q -c "select count(*) from pg_locks where locktype = 'advisory' and objid = $key and objsubid = 1 and not granted
+                       and database = (select oid from pg_database where datname = current_database())")"
+    ((waiting >= c)) && break
+    sleep 0.1
+  done
+  echo "select pg_advisory_unlock($key); \\q" >&"${HOLD[1]}"
+  wait "$hold_pid" 2>/dev/null || true
+  wait "$bench_pid" || fail=1
+  check "$script: clients waiting together at the barrier" "$c" "$waiting"
 }
 
 q -c "select 1" >/dev/null || { echo "concurrency_state: cannot connect" >&2; exit 1; }
@@ -143,13 +172,13 @@ else echo "concurrency_state: FAIL CAS increments: no revision conflict at all, 
 
 # 2a. _rate_hit: 32 clients x 10 hits against a limit of RATE_N.
 RUN="$(date +%s%N)"
-bench rate_hit.sql 32 10 -D run="$RUN" -D limit="$RATE_N"
+barrier_bench 74402 rate_hit.sql 32 10 -D run="$RUN" -D limit="$RATE_N"
 check "rate limit (_rate_hit): successes of 320 hits" "$RATE_N" "$(q -c "select count(*) filter (where result = 0) from state_conc.hits")"
 check "rate limit (_rate_hit): every refusal says when to retry" 0 "$(q -c "select count(*) filter (where result <> 0 and result < 1) from state_conc.hits")"
 check "rate limit (_rate_hit): counter" "$RATE_N" "$(q -c "select hits from chumbo.rate_counters where bucket = 'conc-$RUN'")"
 
 # 2b. the same through a tool limited per minute (the script pins the time inside one window).
-bench rate_limited_tool.sql 32 5
+barrier_bench 74403 rate_limited_tool.sql 32 5
 check "rate limit (tool, perMinute $TOOL_N): successes of 160 calls" "$TOOL_N" "$(q -c "select count(*) filter (where not is_error) from state_conc.tool_calls")"
 
 # 3. two idle-stop jobs at once over 300 idle sandboxes.
@@ -176,7 +205,7 @@ check "idle stop: jobs of both sessions overlapped in time" t "$(q -c "
 
 # 4. concurrent registrations of one provider sandbox by its owner.
 q -c "alter database \"$PGDATABASE\" set state_conc.run = '$RUN'"
-bench sandbox_register.sql 8 5
+barrier_bench 74404 sandbox_register.sql 8 5
 q -c "alter database \"$PGDATABASE\" reset state_conc.run"
 read -r registrations ids < <(q -F ' ' -c "select count(*), count(distinct result) from state_conc.registers")
 check "concurrent registration: calls" 40 "$registrations"

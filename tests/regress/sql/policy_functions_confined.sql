@@ -7,7 +7,8 @@
 -- that fails hides, an execution or approval predicate that fails denies, a projection or
 -- renderer that fails fails the call; nothing computed under another identity reaches the caller.
 -- pg_sleep(60) is cut at the time bound (call_timeout_ms = 1000; the tool's own for projections
--- and renderers). Writes in these functions: see bug_read_only_contract.sql (they run read-only).
+-- and renderers). A write (an INSERT the caller may make anywhere else) is refused too: these
+-- functions run read-only (also bug_read_only_contract.sql), and nothing of it is kept.
 --
 -- Red if: policy functions ran outside run_as_caller (or without SECURITY_RESTRICTED_OPERATION):
 -- the attack rows would say "shown"/"RAN ... as service_role" or "... as Bob"; or without a time
@@ -20,6 +21,8 @@ grant usage on schema attack to authenticated;
 create table attack.now (action text not null);
 insert into attack.now values ('select 1');
 grant select on attack.now to authenticated;
+create table attack.writes (hook text default current_setting('attack.hook', true));
+grant insert on attack.writes to authenticated;
 -- who the function runs as once the statement ran: role, auth.uid() (from request.jwt.claims)
 -- and the legacy claim setting request.jwt.claim.sub
 create function attack.run() returns text language plpgsql as $$
@@ -89,13 +92,14 @@ select count(pg_temp.attack(label, action)) as attacks from (values
   ('reset role',        'reset role'),
   ('set_config role',   'select set_config(''role'', ''service_role'', true)'),
   ('claims rewritten',  'select set_config(''request.jwt.claims'', ''{"sub":"bbbbbbbb-0000-4000-8000-000000000002","role":"authenticated"}'', true)'),
-  ('claim sub',         'set local request.jwt.claim.sub = ''bbbbbbbb-0000-4000-8000-000000000002''')
+  ('claim sub',         'set local request.jwt.claim.sub = ''bbbbbbbb-0000-4000-8000-000000000002'''),
+  ('write',             'insert into attack.writes default values')
 ) as t(label, action);
 select attack, hook, outcome from outcomes order by attack, hook;
+select count(*) as writes_kept from attack.writes;
 -- nothing computed as service_role or as Bob came back
 select count(*) filter (where outcome ~ 'service_role|bbbbbbbb') as leaked,
-       count(*) filter (where outcome in ('hidden', 'Not allowed: Refused: a capability cannot change its role, session authorization or JWT claims')
-                           or outcome ~ '^(Refused: a capability cannot change|Not allowed: whether guarded_by_approval needs approval could not be decided: Refused)') as refused,
+       count(*) filter (where outcome = 'hidden' or outcome ~ '^(Not allowed: )?(whether guarded_by_approval needs approval could not be decided: )?Refused: a (capability cannot change|write where only reading)') as refused,
        count(*) as total
   from outcomes;
 

@@ -1,6 +1,6 @@
 -- Bearer tokens are verified inside the database: signature, algorithm allow-list (HS256 only
 -- with a configured secret, never "none"), iss, aud (default: the resource the edge passes),
--- exp, nbf. Tokens here are HS256, signed in SQL with pgcrypto; the edge tests cover ES256.
+-- exp, nbf. Tokens here are HS256, signed in SQL (regress.hs256); the edge tests cover ES256.
 begin;
 select regress.fixture_tools('list_projects') as fixture;
 create function pg_temp.call(token text) returns jsonb language sql as $$

@@ -1,7 +1,7 @@
 -- Issue 9 (4): strict tokens. exp, iss, aud and sub are required; iss must be a single string
 -- equal to a configured issuer, sub a non-empty string, aud a string or a list of accepted
 -- audiences only; with no configured issuer no token is accepted. Each refusal is a 401
--- invalid_token challenge. HS256 tokens signed in SQL (pgcrypto).
+-- invalid_token challenge. HS256 tokens signed in SQL (regress.hs256).
 begin;
 select regress.fixture_tools('list_projects') as fixture;
 create function pg_temp.claims(extra jsonb default '{}') returns jsonb language sql as $$

@@ -2,7 +2,7 @@
 # `make package`: the release build staged as the files PostgreSQL $PG_MAJOR needs, then shipped two ways.
 #   target/release/chumbo-pg$PG_MAJOR/usr/...                   cargo pgrx package (release): chumbo.so,
 #                                                        chumbo.control, chumbo--VERSION.sql and the
-#                                                        kept sql/chumbo--*.sql (0.1.0, upgrades)
+#                                                        kept sql/chumbo--*.sql (every release, upgrades)
 #   target/release/chumbo-VERSION-pg$PG_MAJOR-ARCH.tar.gz       that usr/ tree: `tar -xzf ... -C /`
 #   target/release/postgresql-$PG_MAJOR-chumbo_VERSION_ARCH.deb the same files (dpkg-deb; Depends: postgresql-$PG_MAJOR)
 # Nothing here installs anything; tests/package/run.sh installs from these artifacts alone.
@@ -25,7 +25,7 @@ if [[ -n "${CHUMBO_PG_ROOT:-}" && -d "$STAGE${CHUMBO_PG_ROOT%/}/usr" ]]; then
 fi
 ext="$STAGE/usr/share/postgresql/$PG_MAJOR/extension"
 # pgrx copies only upgrade scripts (chumbo--A--B.sql); the kept install scripts of earlier versions
-# (sql/chumbo--0.1.0.sql) are what `create extension chumbo version '0.1.0'` needs.
+# (sql/chumbo--X.sql, one per release) are what `create extension chumbo version 'X'` needs.
 install -m 644 sql/chumbo--*.sql "$ext/"
 kept=(); for f in sql/chumbo--*.sql; do kept+=("$ext/${f#sql/}"); done
 for f in "$STAGE/usr/lib/postgresql/$PG_MAJOR/lib/chumbo.so" "$ext/chumbo.control" "$ext/chumbo--$VERSION.sql" "${kept[@]}"; do

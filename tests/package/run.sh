@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The package suite: install chumbo from the `make package` tarball alone, start a fresh cluster
-# on that install, run the README quickstart against it, then the 0.1.0 -> current upgrade test.
+# on that install, run the README quickstart against it, then the upgrade test (every kept release
+# -> current).
 #
 # Where it installs: by default into a private copy of the system PostgreSQL $PG_MAJOR
 # ($CHUMBO_PKG_ROOT, default /var/tmp/chumbo-<hash>/pkgroot/usr/{lib,share}/postgresql/$PG_MAJOR) from

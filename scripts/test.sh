@@ -82,7 +82,7 @@ if [[ " ${failed[*]-} " == *" install "* ]]; then
   skipped+=(package regress isolation audit-queue readme e2e conformance); summary; exit 1
 fi
 # The package built from the warm release build, installed into a private copy of PostgreSQL $PG_MAJOR
-# from the artifact alone: the quickstart, and the 0.1.0 -> current upgrade compared with a fresh
+# from the artifact alone: the quickstart, and the upgrade from every kept release to current compared with a fresh
 # install (tests/package/).
 stage package bash -c "scripts/package.sh && tests/package/run.sh"
 

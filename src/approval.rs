@@ -29,6 +29,8 @@ use sha2::Sha256;
 /// The key of the approval in inputRequests/inputResponses.
 pub const INPUT_KEY: &str = "io.chumbo/approval";
 /// Carried in the requestState chumbo signs when it asks: the proof that it asked for this call.
+/// Only the gate writes it; a client's inputResponses never carry it into a signed state
+/// (`from_client`).
 const ASKED_KEY: &str = "io.chumbo/approval-asked";
 const TOKEN_TTL_SECONDS: i64 = 300;
 const MAX_TOKEN_BYTES: usize = 2048;
@@ -36,8 +38,8 @@ const MAX_TOKEN_BYTES: usize = 2048;
 /// What the policy gate decided about a tools/call.
 pub enum Gate {
     /// Run with these arguments (the token removed) and, when the gate verified a requestState
-    /// itself, these params instead of the request's (requestState consumed, its responses
-    /// moved into inputResponses).
+    /// itself (an approval round), the input responses it verified: that state is consumed, so
+    /// the run takes these instead of reading the request's requestState and inputResponses.
     Run(Map<String, Value>, Option<Map<String, Value>>),
     /// An `isError` result with this text.
     Deny(String),
@@ -146,20 +148,9 @@ pub fn gate(call: &Call, cap: &Capability, mut args: Map<String, Value>) -> Gate
         }
     }
     let asked = responses.remove(ASKED_KEY);
-    match call.params.get("inputResponses") {
-        None => {}
-        Some(Value::Object(given)) => {
-            for (k, v) in given {
-                if k != ASKED_KEY {
-                    responses.insert(k.clone(), v.clone());
-                }
-            }
-        }
-        Some(_) => {
-            return Gate::Invalid(Error::InvalidParams(
-                "inputResponses must be an object".into(),
-            ))
-        }
+    match from_client(call.params) {
+        Ok(given) => responses.extend(given),
+        Err(e) => return Gate::Invalid(e),
     }
     let answer = responses.get(INPUT_KEY).cloned();
     match (asked, answer) {
@@ -168,13 +159,10 @@ pub fn gate(call: &Call, cap: &Capability, mut args: Map<String, Value>) -> Gate
                 && answer.pointer("/content/approve") == Some(&json!(true))
             {
                 audit("approved", "input request", None);
-                // The state is consumed: run() must not verify it again. Keep the proof and the
+                // The state is consumed: the run must not verify it again. Keep the proof and the
                 // answer in what later input rounds of the tool carry forward.
                 responses.insert(ASKED_KEY.into(), asked);
-                let mut params = call.params.clone();
-                params.remove("requestState");
-                params.insert("inputResponses".into(), Value::Object(responses));
-                Gate::Run(args, Some(params))
+                Gate::Run(args, Some(responses))
             } else {
                 audit("declined", "input request", None);
                 Gate::Deny(format!(
@@ -196,6 +184,32 @@ pub fn gate(call: &Call, cap: &Capability, mut args: Map<String, Value>) -> Gate
                 "requestState": mrtr::issue(&key, &binding, &responses),
             }))
         }
+    }
+}
+
+/// The request's `inputResponses`, without the key only chumbo may sign: a client that sends
+/// `io.chumbo/approval-asked` must not get it into a requestState (through a tool's own input
+/// round) that a later approval gate would take as proof that the user was asked.
+pub fn from_client(params: &Map<String, Value>) -> Result<Map<String, Value>, Error> {
+    match params.get("inputResponses") {
+        None => Ok(Map::new()),
+        Some(Value::Object(given)) => {
+            let mut responses = Map::new();
+            for (k, v) in given {
+                if !v.is_object() {
+                    return Err(Error::InvalidParams(format!(
+                        "inputResponses[\"{k}\"] must be an object"
+                    )));
+                }
+                if k != ASKED_KEY {
+                    responses.insert(k.clone(), v.clone());
+                }
+            }
+            Ok(responses)
+        }
+        Some(_) => Err(Error::InvalidParams(
+            "inputResponses must be an object".into(),
+        )),
     }
 }
 

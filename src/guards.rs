@@ -7,7 +7,7 @@
 use pgrx::guc::{GucContext, GucFlags, GucRegistry, GucSetting};
 use pgrx::pg_sys;
 use pgrx::prelude::*;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashSet;
 use std::ffi::{CStr, CString};
 
@@ -45,6 +45,9 @@ const MAX_EXTRA_CLAIMS: usize = 64;
 
 thread_local! {
     static DEFINED_CLAIMS: RefCell<HashSet<String>> = RefCell::new(HashSet::new());
+    /// How many settings (placeholders included) the backend had when it last had no
+    /// `request.jwt.claim.*` placeholder; -1: look again.
+    static SETTINGS_SEEN: Cell<i64> = const { Cell::new(-1) };
 }
 
 fn protected() -> GucFlags {
@@ -99,7 +102,7 @@ fn define_claim(key: &str) {
 /// Whether chumbo sets `request.jwt.claim.<key>` for a call: only for keys that are a valid
 /// setting name and have (or now get) a protected definition.
 pub fn protect_claim(key: &str) -> bool {
-    if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+    if !valid_claim_key(key) {
         return false;
     }
     let (known, count) = DEFINED_CLAIMS.with(|d| {
@@ -114,6 +117,90 @@ pub fn protect_claim(key: &str) -> bool {
     }
     define_claim(key);
     true
+}
+
+// A `request.jwt.claim.<key>` nobody defined is a placeholder: anyone may set it, tool code
+// inside a restricted operation included, and RLS reading it would take the value as the
+// caller's. So placeholders are made protected definitions before each call (what they hold is
+// kept), and a call that makes a new one is refused (session::run_as_caller).
+
+/// The names of the backend's settings that are placeholders for `request.jwt.claim.<key>`,
+/// and how many settings there are.
+fn claim_placeholders() -> (i64, Vec<String>) {
+    let mut keys = Vec::new();
+    let placeholder = pg_sys::GUC_CUSTOM_PLACEHOLDER as i32;
+    let mut look = |var: *mut pg_sys::config_generic| {
+        // SAFETY: `var` is one of the backend's GUC records, alive for the backend; its name is
+        // a NUL-terminated string it owns.
+        let (name, flags) = unsafe { (CStr::from_ptr((*var).name), (*var).flags) };
+        if flags & placeholder != 0 {
+            let key = name.to_bytes().strip_prefix(b"request.jwt.claim.");
+            if let Some(key) = key.and_then(|k| std::str::from_utf8(k).ok()) {
+                keys.push(key.to_string());
+            }
+        }
+    };
+    #[cfg(feature = "pg15")]
+    // SAFETY: the backend's array of GUC records and its length; read on its only thread.
+    let count = unsafe {
+        let (vars, n) = (pg_sys::get_guc_variables(), pg_sys::GetNumConfigOptions());
+        for i in 0..n as usize {
+            look(*vars.add(i));
+        }
+        n
+    };
+    #[cfg(not(feature = "pg15"))]
+    // SAFETY: get_guc_variables returns a palloc'd array of `n` pointers to the backend's GUC
+    // records (alive for the backend), freed here.
+    let count = unsafe {
+        let mut n = 0;
+        let vars = pg_sys::get_guc_variables(&mut n);
+        for i in 0..n as usize {
+            look(*vars.add(i));
+        }
+        pg_sys::pfree(vars.cast());
+        n
+    };
+    (i64::from(count), keys)
+}
+
+/// Before a call: every `request.jwt.claim.<key>` placeholder becomes a protected definition,
+/// holding the value it had (a placeholder's name is a valid setting name by construction).
+pub fn protect_claim_placeholders() {
+    if unchanged_since_last_look() {
+        return;
+    }
+    let (count, keys) = claim_placeholders();
+    for key in &keys {
+        define_claim(key); // replaces the placeholder: the count stays
+    }
+    SETTINGS_SEEN.set(count);
+}
+
+/// After a call: the `request.jwt.claim.<key>` placeholders it made (it set a claim setting
+/// chumbo had not defined). Such a call is refused; the next call's
+/// [protect_claim_placeholders] defines them.
+pub fn claim_placeholders_made() -> Vec<String> {
+    if unchanged_since_last_look() {
+        return Vec::new();
+    }
+    let (count, keys) = claim_placeholders();
+    SETTINGS_SEEN.set(if keys.is_empty() { count } else { -1 });
+    keys
+}
+
+/// No setting was added since the backend last had no claim placeholder. PostgreSQL 16 and
+/// later export no count of settings: there the records are always listed.
+fn unchanged_since_last_look() -> bool {
+    #[cfg(feature = "pg15")]
+    // SAFETY: reads the backend's count of GUC records.
+    return SETTINGS_SEEN.get() == i64::from(unsafe { pg_sys::GetNumConfigOptions() });
+    #[cfg(not(feature = "pg15"))]
+    return false;
+}
+
+fn valid_claim_key(key: &str) -> bool {
+    !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// `chumbo.now()`: the clock every time-dependent part of chumbo reads (rate windows, state and

@@ -327,6 +327,7 @@ pub fn run_as_caller_calling<R>(
             }
         }
         set_claims(claims);
+        crate::guards::protect_claim_placeholders();
         let (mut user, mut context) = (pg_sys::Oid::INVALID, 0);
         // SAFETY: the saved user and context are put back in `finally`, which PgTryBuilder runs
         // on success, error and panic alike; an error also rolls the subtransaction back, which
@@ -355,11 +356,41 @@ pub fn run_as_caller_calling<R>(
             );
         }
         refuse_new_temp_objects();
+        if let Some(refusal) = claim_refusal() {
+            ereport!(
+                PgLogLevel::ERROR,
+                PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
+                refusal
+            );
+        }
         r
     });
     note_capability_writes();
     forget_session_state();
-    outcome
+    match outcome {
+        // An error raised after the call made a claim setting (say, with what RLS then let it
+        // read) must not reach anyone: the refusal replaces it.
+        Err(_) => match claim_refusal() {
+            Some(refusal) => Err(CaughtSqlError {
+                sqlstate: "42501".into(),
+                message: refusal,
+                authored: true,
+                hint: None,
+            }),
+            None => outcome,
+        },
+        ok => ok,
+    }
+}
+
+/// The refusal of a call that made a `request.jwt.claim.<key>` setting chumbo had not defined
+/// (see crate::guards): RLS would have taken its value as the caller's.
+fn claim_refusal() -> Option<String> {
+    let made = crate::guards::claim_placeholders_made();
+    let key = made.first()?;
+    Some(format!(
+        "chumbo: the call set request.jwt.claim.{key}, a setting that says who the caller is; it was refused and nothing of it was kept"
+    ))
 }
 
 /// Runs `f` with the transaction read-only: for application functions whose contract is to read

@@ -2,6 +2,7 @@
 //! the run itself with MRTR (multi round-trip input).
 
 use super::{Context, MethodResult};
+use crate::approval;
 use crate::error::Error;
 use crate::execute::{self, PublicError, Returned};
 use crate::mrtr;
@@ -78,12 +79,15 @@ pub(super) enum Stop {
 
 /// Runs a capability, with MRTR: earlier rounds' input (from a verified `requestState`) and this
 /// retry's `inputResponses` are available to `chumbo.input`; input still missing ends the call as
-/// `input_required` with a fresh `requestState`.
+/// `input_required` with a fresh `requestState`. `verified`: the responses the approval gate
+/// already verified (it consumed the requestState).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn run<T>(
     ctx: &Context,
     cap: &Capability,
     args: &Map<String, Value>,
     params: &Map<String, Value>,
+    verified: Option<Map<String, Value>>,
     method: &str,
     window: &pages::Window,
     finish: impl FnOnce(Returned) -> Result<T, String>,
@@ -109,29 +113,16 @@ pub(super) fn run<T>(
         .unwrap_or_default();
     let mut responses = Map::new();
     if ctx.era.can_ask_for_input() {
-        if let Some(state) = params.get("requestState") {
-            let state = state.as_str().ok_or_else(|| {
-                reply(Error::InvalidParams("requestState must be a string".into()))
-            })?;
-            responses = mrtr::verify(&key, state, &binding).map_err(reply)?;
-        }
-        match params.get("inputResponses") {
-            None => {}
-            Some(Value::Object(given)) => {
-                for (k, v) in given {
-                    if !v.is_object() {
-                        return Err(reply(Error::InvalidParams(format!(
-                            "inputResponses[\"{k}\"] must be an object"
-                        ))));
-                    }
-                    responses.insert(k.clone(), v.clone());
-                }
+        if let Some(verified) = verified {
+            responses = verified;
+        } else {
+            if let Some(state) = params.get("requestState") {
+                let state = state.as_str().ok_or_else(|| {
+                    reply(Error::InvalidParams("requestState must be a string".into()))
+                })?;
+                responses = mrtr::verify(&key, state, &binding).map_err(reply)?;
             }
-            Some(_) => {
-                return Err(reply(Error::InvalidParams(
-                    "inputResponses must be an object".into(),
-                )))
-            }
+            responses.extend(approval::from_client(params).map_err(reply)?);
         }
     }
     let client_capabilities = ctx

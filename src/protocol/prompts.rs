@@ -69,7 +69,7 @@ fn get_prompt(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
         )));
     }
     let first = pages::first(cap, &ctx.registry.settings);
-    let value = match run(ctx, cap, &args, params, "prompts/get", &first, Ok) {
+    let value = match run(ctx, cap, &args, params, None, "prompts/get", &first, Ok) {
         Ok(Returned::One(v)) => v.unwrap_or(Value::Null),
         Ok(Returned::Rows(_)) => Value::Null,
         Err(Stop::Reply(a)) => return a,

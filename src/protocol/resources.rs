@@ -94,7 +94,7 @@ fn read_resource(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
         .map(|(k, v)| (k, Value::String(v)))
         .collect();
     let first = pages::first(cap, &ctx.registry.settings);
-    let value = match run(ctx, cap, &args, params, "resources/read", &first, Ok) {
+    let value = match run(ctx, cap, &args, params, None, "resources/read", &first, Ok) {
         Ok(Returned::One(Some(v))) if !v.is_null() => v,
         Ok(_) => return Err(not_found(ctx, uri, vec![])),
         Err(Stop::Reply(a)) => return a,

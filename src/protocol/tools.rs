@@ -115,13 +115,12 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
         client_capabilities: ctx.era.envelope().map(|e| &e.client_capabilities),
         params,
     };
-    let (mut args, gated_params) = match approval::gate(&gate, cap, args) {
+    let (mut args, verified) = match approval::gate(&gate, cap, args) {
         approval::Gate::Run(args, p) => (args, p),
         approval::Gate::Deny(m) => return Ok(tool_error(m)),
         approval::Gate::Reply(v) => return Ok(v),
         approval::Gate::Invalid(e) => return Err(e),
     };
-    let params = gated_params.as_ref().unwrap_or(params);
     // a paged tool's `cursor` argument becomes the page window (src/pages.rs)
     let window = match pages::start(ctx.registry, ctx.caller, cap, &mut args) {
         Ok(w) => w,
@@ -135,10 +134,19 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
     };
     // A stored outcome needs the rows as values; otherwise they may stay text (src/spliced.rs).
     let rows_as_text = operation.is_none();
-    match run(ctx, cap, &args, params, "tools/call", &window, |r| {
-        // execute::call raises the refusal, so the call's writes are rolled back
-        tool_result(ctx, cap, &args, &window, r, rows_as_text).map_err(|e| e.to_string())
-    }) {
+    match run(
+        ctx,
+        cap,
+        &args,
+        params,
+        verified,
+        "tools/call",
+        &window,
+        |r| {
+            // execute::call raises the refusal, so the call's writes are rolled back
+            tool_result(ctx, cap, &args, &window, r, rows_as_text).map_err(|e| e.to_string())
+        },
+    ) {
         Ok(result) => {
             // The outcome is stored in the call's transaction; a failure to store raises, and the
             // method's subtransaction undoes the tool's writes with it.

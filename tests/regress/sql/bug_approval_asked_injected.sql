@@ -1,15 +1,16 @@
--- KNOWN BUG (found by the audit of gap G4, not fixed yet; this file shows today's behaviour and
--- must be re-accepted when it is fixed): an approval can be forged through a tool's own MRTR
+-- Bug (found by the audit of gap G4): an approval could be forged through a tool's own MRTR
 -- round. src/approval.rs takes a call as approved when the verified requestState carries
 -- "io.chumbo/approval-asked" (the proof that chumbo asked) and an accepting "io.chumbo/approval"
--- answer. The gate drops a client-sent "io.chumbo/approval-asked" from inputResponses, but
--- src/protocol/call.rs run() does not: while a call needs no approval (here: an approval predicate
+-- answer. The gate dropped a client-sent "io.chumbo/approval-asked" from inputResponses, but
+-- src/protocol/call.rs run() did not: while a call needs no approval (here: an approval predicate
 -- that depends on the data, amount > the current limit), the client sends both keys in
--- inputResponses, the tool asks for input (chumbo.input), and chumbo signs them into the
--- requestState of that round. Once the same call needs approval (the limit was lowered), that
--- state makes the gate run the tool as "approved" without the user ever being asked.
--- After the fix: the last call answers input_required (the approval asked), nothing is paid, and
--- the audit shows no "approved".
+-- inputResponses, the tool asks for input (chumbo.input), and chumbo signed them into the
+-- requestState of that round. Once the same call needed approval (the limit was lowered), that
+-- state made the gate run the tool as "approved" without the user ever being asked (the last call
+-- answered 'paid 50 (nobody approved this)', audited as approved).
+-- Now every reader of a client's inputResponses goes through approval::from_client, which drops
+-- the key only chumbo signs: the last call asks for the approval, nothing is paid, and the audit
+-- shows no "approved".
 begin;
 create table public.payment_limit (amount int not null);
 insert into public.payment_limit values (100);
@@ -53,7 +54,7 @@ select pg_temp.summary(r) as under_the_limit from round1;
 -- over the limit again: that state now passes as the user's approval
 update public.payment_limit set amount = 10;
 select pg_temp.summary(pg_temp.pay50(jsonb_build_object('requestState', r #> '{result,requestState}',
-         'inputResponses', '{"memo": {"action": "accept", "content": {"memo": "nobody approved this"}}}'::jsonb))) as known_bug_paid
+         'inputResponses', '{"memo": {"action": "accept", "content": {"memo": "nobody approved this"}}}'::jsonb))) as approval_asked_again
   from round1;
 select amount, memo from public.payments;
 select outcome, detail ->> 'via' as via from chumbo.audit_events where method = 'approval' order by id;

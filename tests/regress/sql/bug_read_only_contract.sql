@@ -9,11 +9,11 @@ create table public.side_effects (who text not null);
 grant insert, select on public.side_effects to authenticated;
 create schema ro_contract;
 grant usage on schema ro_contract to authenticated;
-create function ro_contract.writes_then_denies() returns boolean language plpgsql as $$
+create function ro_contract.writes_then_denies(args jsonb) returns boolean language plpgsql as $$
 begin insert into public.side_effects values ('can_execute'); return false; end $$;
 create function ro_contract.writes_then_shows() returns boolean language plpgsql as $$
 begin insert into public.side_effects values ('visible'); return true; end $$;
-create function ro_contract.turns_read_write() returns boolean language plpgsql as $$
+create function ro_contract.turns_read_write(args jsonb) returns boolean language plpgsql as $$
 begin set local transaction_read_only = off; insert into public.side_effects values ('read-write'); return true; end $$;
 create function ro_contract.writes_text(rows jsonb) returns text language plpgsql as $$
 begin insert into public.side_effects values ('renderer'); return 'rendered'; end $$;
@@ -36,11 +36,11 @@ create function mcp.completed(topic text) returns text language sql as $$ select
 comment on function mcp.completed(text) is '@mcp {"prompt": true, "completions": {"topic": "ro_contract.writes_completion"}}';
 revoke execute on function mcp.denied(), mcp.shown(), mcp.flipped(), mcp.rendered(), mcp.projected(), mcp.completed(text) from public;
 grant execute on function mcp.denied(), mcp.shown(), mcp.flipped(), mcp.rendered(), mcp.projected(), mcp.completed(text) to authenticated;
-select 'can_execute' as function, regress.tool(:'alice', 'denied') #>> '{error,message}' as answer
+select 'can_execute' as function, regexp_replace(regress.tool(:'alice', 'denied') #>> '{result,content,0,text}', 'trace id [0-9a-f]+', 'trace id <masked>') as answer
 union all
 select 'visible', (jsonb_path_query_array(regress.rpc(:'alice', 'tools/list'), '$.result.tools[*].name') ? 'shown')::text
 union all
-select 'set transaction_read_only = off', regress.tool(:'alice', 'flipped') #>> '{error,message}'
+select 'set transaction_read_only = off', regexp_replace(regress.tool(:'alice', 'flipped') #>> '{result,content,0,text}', 'trace id [0-9a-f]+', 'trace id <masked>')
 union all
 select 'text renderer', regexp_replace(regress.tool(:'alice', 'rendered') #>> '{result,content,0,text}', 'trace id [0-9a-f]+', 'trace id <masked>')
 union all

@@ -6,15 +6,17 @@
 -- ways applications do: auth.jwt() (request.jwt.claims), the legacy request.jwt.claim.<key>
 -- setting of a key the token carries (tenant) and of a standard key it does not carry (email).
 --
--- KNOWN BUG (reported with this test, not fixed yet): a key that no token carried in this backend
--- (and every key past the 64-key cap) has no definition of chumbo's, so tool code can create it as
--- an ordinary placeholder setting and RLS reads the tool's value within the call. The section
--- "KNOWN BUG" below shows today's behaviour (Carol reads Globex's notes); once fixed it must show
--- the identity refusal like every other row, and its expected output be re-accepted.
+-- A key that no token carried in this backend (and every key past the 64-key cap) has no
+-- definition of chumbo's: tool code setting it creates a placeholder setting, which RLS would read
+-- as the caller's. Such a call is refused and rolled back, an error it raised after reading under
+-- the forged value included (guards::claim_placeholders_made, session::run_as_caller), and the
+-- next call finds the key defined and protected (guards::protect_claim_placeholders). Before
+-- that fix the first query's rows said RAN with Globex's notes (a bug found by audit G1).
 --
 -- Red if: guards.rs stops defining request.jwt.claims or the standard keys with
--- GUC_NOT_WHILE_SEC_REST (the rows of the first query would say RAN and show Globex's notes), or
--- session.rs set_claims stops calling protect_claim for carried keys (the 'tenant' rows would).
+-- GUC_NOT_WHILE_SEC_REST (the rows of the third query would say RAN and show Globex's notes),
+-- session.rs set_claims stops calling protect_claim for carried keys (the 'tenant' rows would),
+-- or placeholders are no longer refused (the first query's rows and past_the_cap would).
 -- This file relies on running in a fresh backend (pg_regress starts one per file): which keys are
 -- defined is per backend.
 begin;
@@ -44,13 +46,17 @@ create function pg_temp.outcome(r jsonb) returns text language sql as $$
     then regexp_replace(r #>> '{result,content,0,text}', ' \(trace id [0-9a-f]+\)$', '')
     else 'RAN: ' || (r #>> '{result,structuredContent}') end $$;
 
--- KNOWN BUG first (see the header): in this backend no token has carried "tenant" yet, so Carol's
--- tool creates request.jwt.claim.tenant itself and the legacy-claim policy shows her Globex's rows.
-select label, pg_temp.outcome(regress.tool(:'carol', 'run_sql', jsonb_build_object('action', action))) as known_bug
+-- Placeholders first (see the header): in this backend no token has carried "tenant" yet, so
+-- Carol's tool creates request.jwt.claim.tenant itself. Refused, whether the tool then returns or
+-- raises what the legacy-claim policy let it read; the next call finds the key protected.
+select label, pg_temp.outcome(r) as outcome, strpos(r::text, 'globex merger') = 0 as nothing_leaked
 from (values
+  ('set_config, then raise what it read', $a$do $$ begin perform set_config('request.jwt.claim.tenant', 'globex', true);
+     raise exception 'read: %', (select string_agg(note, ',') from public.notes); end $$$a$),
   ('set local, key never carried', 'set local request.jwt.claim.tenant = ''globex'''),
   ('set_config, key never carried', 'select set_config(''request.jwt.claim.tenant'', ''globex'', true)')
-) as t(label, action);
+) as t(label, action),
+lateral regress.tool(:'carol', 'run_sql', jsonb_build_object('action', action)) r;
 
 -- honest calls: Alice (tenant acme) sees Acme's note; Carol (no tenant, no email) sees nothing
 select pg_temp.outcome(regress.tool(:'alice', 'run_sql', '{"action":"select 1"}')) as alice_honest,
@@ -76,7 +82,7 @@ lateral regress.tool(case who when 'alice' then (:'alice')::jsonb else (:'carol'
 
 -- The cap: 20 standard keys + 64 further keys per backend get a protected definition. "tenant"
 -- took one; a token with 70 new keys gets 63 of them set as settings, the other 7 only in
--- request.jwt.claims, and (same KNOWN BUG) tool code can create those 7 itself.
+-- request.jwt.claims; tool code setting one of those 7 is refused (a placeholder it made).
 create function mcp.claim_settings() returns jsonb language plpgsql volatile as $$
 begin
   perform set_config('request.jwt.claim.k70', 'forged', true);

@@ -201,6 +201,7 @@ pub fn call<T>(
                     rows,
                     more,
                     lines_len,
+                    columns: reader.declared_columns().unwrap_or_default(),
                 }))
             });
             match returned.map(finish) {

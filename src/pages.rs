@@ -197,6 +197,8 @@ pub struct PageRows {
     pub more: bool,
     /// The rows' compact JSON size, one per line (counted once, while the page was read).
     pub lines_len: usize,
+    /// The row type's columns in declared order (empty when the rows are not of a row type).
+    pub columns: Vec<String>,
 }
 
 /// A page's rows: written as text while they were read (a row type's rows), or values.
@@ -288,7 +290,7 @@ impl Page<'_> {
                 let rows = rows.into_values();
                 let body = match renderer {
                     Some(f) => crate::render::with_function(f, &rows)?,
-                    None => crate::render::rows(&rows, self.page.lines_len),
+                    None => crate::render::rows(&rows, self.page.lines_len, &self.page.columns),
                 };
                 (body, Value::Array(rows))
             }

@@ -10,12 +10,12 @@ use serde_json::Value;
 /// The default text of `rows`, whose JSON lines are `lines_len` bytes (the rows' compact sizes
 /// plus the line breaks, counted when the page was read): "" for none. Written straight into one
 /// buffer (this runs on every page of every call): the table first, JSON lines only when they
-/// are shorter.
-pub fn rows(rows: &[Value], lines_len: usize) -> String {
+/// are shorter. `columns`: the row type's columns in declared order, how the table lists them.
+pub fn rows(rows: &[Value], lines_len: usize, columns: &[String]) -> String {
     if rows.is_empty() {
         return String::new();
     }
-    match markdown(rows) {
+    match markdown(rows, columns) {
         Some(table) if table.len() < lines_len => table,
         _ => json_lines(rows, lines_len),
     }
@@ -52,9 +52,10 @@ fn json_lines(rows: &[Value], len: usize) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
-/// A Markdown table, when every row is an object (columns in order of first appearance).
-fn markdown(rows: &[Value]) -> Option<String> {
-    let mut columns: Vec<&str> = vec![];
+/// A Markdown table, when every row is an object: `declared` columns first, in that order, then
+/// any other key in order of first appearance (a JSON object's keys come sorted by name).
+fn markdown(rows: &[Value], declared: &[String]) -> Option<String> {
+    let mut columns: Vec<&str> = declared.iter().map(String::as_str).collect();
     for r in rows {
         for k in r.as_object()?.keys() {
             if !columns.contains(&k.as_str()) {
@@ -167,7 +168,7 @@ mod tests {
             json!({"id": 2, "name": null}),
         ];
         assert_eq!(
-            markdown(&r).unwrap(),
+            markdown(&r, &[]).unwrap(),
             "| id | name |\n| --- | --- |\n| 1 | a\\|b<br>c |\n| 2 |  |"
         );
     }
@@ -176,8 +177,8 @@ mod tests {
     #[pgrx::pg_test]
     fn many_flat_rows_are_a_table() {
         let r: Vec<Value> = (1..=20).map(|i| json!({"id": i, "name": "n"})).collect();
-        assert!(rows(&r, counted(&r)).starts_with("| id | name |"));
-        assert!(rows(&r[..1], counted(&r[..1])).starts_with('{'));
+        assert!(rows(&r, counted(&r), &[]).starts_with("| id | name |"));
+        assert!(rows(&r[..1], counted(&r[..1]), &[]).starts_with('{'));
     }
 
     /// The one-buffer writers give what the plain ones gave: compact JSON lines, cells escaped.
@@ -193,15 +194,26 @@ mod tests {
             assert_eq!(json_len(v), v.to_string().len());
         }
         assert_eq!(
-            markdown(&r).unwrap(),
+            markdown(&r, &[]).unwrap(),
             "| a | b | n | m |\n| --- | --- | --- | --- |\n| x\\\\y\\|z<br>w<br>v | [1,{\"c\":\"d\"}] | 1.5 |  |\n|  |  |  | true |"
+        );
+    }
+
+    /// Declared columns come first, in their order; other keys follow as they appear.
+    #[pgrx::pg_test]
+    fn declared_columns_lead_the_table() {
+        let r = vec![json!({"created_at": "t", "id": 1, "title": "x", "z": 0})];
+        let declared = ["id".to_string(), "title".into(), "created_at".into()];
+        assert_eq!(
+            markdown(&r, &declared).unwrap(),
+            "| id | title | created_at | z |\n| --- | --- | --- | --- |\n| 1 | x | t | 0 |"
         );
     }
 
     #[pgrx::pg_test]
     fn wide_text_is_json_lines() {
         let r = vec![json!({"body": "x\ny".repeat(40)}), json!([1, 2])];
-        assert_eq!(rows(&r, counted(&r)).lines().count(), 2);
-        assert!(rows(&r, counted(&r)).starts_with("{\"body\""));
+        assert_eq!(rows(&r, counted(&r), &[]).lines().count(), 2);
+        assert!(rows(&r, counted(&r), &[]).starts_with("{\"body\""));
     }
 }

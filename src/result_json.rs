@@ -189,12 +189,21 @@ struct RowShape {
     columns: Option<Vec<(usize, String, Kind)>>,
     /// `"name":` of each column, JSON-escaped, in the order of `columns`.
     keys: Vec<String>,
+    /// The live columns' names in the row type's declared order: how a table lists them.
+    declared: Vec<String>,
+    /// For each column in declared order, its place in `columns` (None: `columns` is None).
+    declared_order: Option<Vec<usize>>,
     /// heap_deform_tuple's output, reused from row to row.
     values: Vec<pg_sys::Datum>,
     nulls: Vec<bool>,
 }
 
 impl RowReader {
+    /// The names of the row type's columns, in declared order (after the first row).
+    pub fn declared_columns(&self) -> Option<Vec<String>> {
+        self.shape.as_ref().map(|s| s.declared.clone())
+    }
+
     /// The JSON value of `datum`, equal to what `to_json` gives for it.
     ///
     /// # Safety
@@ -235,11 +244,11 @@ impl RowReader {
                 return false;
             }
             let Some(columns) = &shape.columns else {
-                page.push_value(&row_to_json(datum));
+                page.push_value(&row_to_json(datum), &shape.declared);
                 return true;
             };
             if page.rows == 0 {
-                page.set_columns(columns.iter().map(|(_, name, _)| name.as_str()));
+                page.set_columns(&shape.declared, shape.declared_order.clone());
             }
             page.begin_row();
             for ((i, _, kind), key) in columns.iter().zip(&shape.keys) {
@@ -330,6 +339,11 @@ pub struct TextPage {
     /// Where the last row's line starts, and the first key of a row is next.
     last: usize,
     first_key: bool,
+    /// The table lists columns in declared order, the JSON keys are in serde's (by name): for
+    /// each table column, the place of its cell among the row's cells as written. None: the same.
+    cell_order: Option<Vec<usize>>,
+    /// Where each cell of the row being written starts in `table`.
+    cell_starts: Vec<usize>,
 }
 
 /// Where a page's text ends: [TextPage::truncate] goes back to it.
@@ -420,7 +434,10 @@ impl TextPage {
         self.lines().split('\n').map(parse).collect()
     }
 
-    fn set_columns<'a>(&mut self, names: impl Iterator<Item = &'a str>) {
+    /// The table's columns, named in declared order; `order`: for each, the place of its cell
+    /// among a row's cells as written (by name, serde's order).
+    fn set_columns(&mut self, names: &[String], order: Option<Vec<usize>>) {
+        self.cell_order = order.filter(|o| o.iter().enumerate().any(|(i, &p)| i != p));
         let mut header = String::from("|");
         let mut rule = String::from("\n|");
         for name in names {
@@ -444,6 +461,7 @@ impl TextPage {
         self.lines.push(b'{');
         self.table.push_str("\n|");
         self.first_key = true;
+        self.cell_starts.clear();
     }
 
     fn key(&mut self, key: &str) {
@@ -451,11 +469,32 @@ impl TextPage {
             self.lines.push(b',');
         }
         self.lines.extend_from_slice(key.as_bytes());
+        self.cell_starts.push(self.table.len());
     }
 
     fn end_row(&mut self) {
         self.lines.push(b'}');
         self.rows += 1;
+        if let Some(order) = &self.cell_order {
+            // The row's cells were written in the keys' order: put them in the columns' order.
+            let Some(&from) = self.cell_starts.first() else {
+                return;
+            };
+            let written = self.table.split_off(from);
+            let cell = |k: usize| {
+                let start = self.cell_starts[k] - from;
+                let end = self
+                    .cell_starts
+                    .get(k + 1)
+                    .map_or(written.len(), |e| e - from);
+                &written[start..end]
+            };
+            for &k in order {
+                if k < self.cell_starts.len() {
+                    self.table.push_str(cell(k));
+                }
+            }
+        }
     }
 
     /// A SQL NULL or JSON null: `null`, an empty cell.
@@ -515,13 +554,20 @@ impl TextPage {
         }
     }
 
-    /// A row that is a value already (read by row_to_json).
-    fn push_value(&mut self, row: &Value) {
+    /// A row that is a value already (read by row_to_json), whose columns are `declared`.
+    fn push_value(&mut self, row: &Value, declared: &[String]) {
         let Some(m) = row.as_object() else {
             return;
         };
         if self.rows == 0 {
-            self.set_columns(m.keys().map(String::as_str));
+            let order = declared
+                .iter()
+                .map(|name| m.keys().position(|k| k == name))
+                .collect::<Option<Vec<_>>>();
+            match order {
+                Some(order) if order.len() == m.len() => self.set_columns(declared, Some(order)),
+                _ => self.set_columns(&m.keys().cloned().collect::<Vec<_>>(), None),
+            }
         }
         self.begin_row();
         for (k, v) in m {
@@ -542,19 +588,31 @@ impl RowShape {
             let natts = (*desc).natts as usize;
             // PgTupleDesc finds the attributes on every major (18 moved them behind compact_attrs);
             // unchecked: it neither releases nor frees the copy, which RowShape keeps.
-            let columns = pgrx::PgTupleDesc::from_pg_unchecked(desc)
-                .iter()
-                .enumerate()
-                .filter(|(_, a)| !a.attisdropped)
-                .map(|(i, a)| {
-                    let name = CStr::from_ptr(a.attname.data.as_ptr());
-                    Kind::of(a.atttypid).map(|k| (i, name.to_string_lossy().into_owned(), k))
-                })
+            let live: Vec<(usize, String, pg_sys::Oid)> =
+                pgrx::PgTupleDesc::from_pg_unchecked(desc)
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, a)| !a.attisdropped)
+                    .map(|(i, a)| {
+                        let name = CStr::from_ptr(a.attname.data.as_ptr());
+                        (i, name.to_string_lossy().into_owned(), a.atttypid)
+                    })
+                    .collect();
+            let declared: Vec<String> = live.iter().map(|(_, name, _)| name.clone()).collect();
+            let columns = live
+                .into_iter()
+                .map(|(i, name, typ)| Kind::of(typ).map(|k| (i, name, k)))
                 .collect::<Option<Vec<_>>>()
                 .map(|mut c| {
                     c.sort_by(|a, b| a.1.cmp(&b.1));
                     c
                 });
+            // Sorted by name, a column's place; in declared (attribute) order, where it went.
+            let declared_order = columns.as_ref().map(|c| {
+                let mut order: Vec<usize> = (0..c.len()).collect();
+                order.sort_by_key(|&k| c[k].0);
+                order
+            });
             let keys = columns
                 .iter()
                 .flatten()
@@ -566,6 +624,8 @@ impl RowShape {
                 desc,
                 columns,
                 keys,
+                declared,
+                declared_order,
                 values: vec![pg_sys::Datum::from(0); natts],
                 nulls: vec![false; natts],
             }
@@ -596,8 +656,9 @@ mod tests {
     use pgrx::prelude::*;
 
     /// Reads `query`'s first column (composite rows) both ways: as values (RowReader::row) and as
-    /// text (RowReader::write_row). Returns (values, page, whether every row was written).
-    fn both(query: &str) -> (Vec<Value>, TextPage, bool) {
+    /// text (RowReader::write_row). Returns (values, page, whether every row was written, the
+    /// declared columns).
+    fn both(query: &str) -> (Vec<Value>, TextPage, bool, Vec<String>) {
         Spi::connect(|client| {
             let mut table = client.select(query, None, &[]).expect("the query runs");
             let (mut values_reader, mut text_reader) = (RowReader::default(), RowReader::default());
@@ -613,21 +674,22 @@ mod tests {
                     all &= text_reader.write_row(d, &mut page);
                 }
             }
-            (values, page, all)
+            let declared = text_reader.declared_columns().unwrap_or_default();
+            (values, page, all, declared)
         })
     }
 
     /// The text a page gets as text is the text its rows get as values: JSON lines, the table,
     /// the rendered body, the structuredContent array, the last row.
     fn assert_same(query: &str) {
-        let (values, page, all) = both(query);
+        let (values, page, all, declared) = both(query);
         assert!(all, "{query}: every row is written as text");
         let lines: Vec<String> = values.iter().map(Value::to_string).collect();
         assert_eq!(page.lines(), lines.join("\n"), "{query}: JSON lines");
         assert_eq!(page.lines_len(), page.lines().len());
         assert_eq!(
             page.text(page.lines_len()),
-            crate::render::rows(&values, page.lines_len()),
+            crate::render::rows(&values, page.lines_len(), &declared),
             "{query}: rendered text"
         );
         let array = page.clone().into_array();
@@ -661,6 +723,22 @@ mod tests {
         // narrow flat rows become a table, one row stays JSON lines
         Spi::run("create type pg_temp.narrow as (id int, name text)").unwrap();
         assert_same("select (i, 'n')::pg_temp.narrow from generate_series(1, 20) i");
+        // the table lists columns as declared (the JSON keys stay sorted): both ways
+        Spi::run("create type pg_temp.note as (title text, id int, created_at date)").unwrap();
+        let notes =
+            "select ('t' || i, i, date '2026-12-01')::pg_temp.note from generate_series(1, 20) i";
+        assert_same(notes);
+        let (_, page, _, _) = both(notes);
+        let table = page.table().unwrap();
+        assert!(
+            table.starts_with(
+                "| title | id | created_at |\n| --- | --- | --- |\n| t1 | 1 | 2026-12-01 |"
+            ),
+            "{table}"
+        );
+        assert!(page
+            .lines()
+            .starts_with(r#"{"created_at":"2026-12-01","id":1,"title":"t1"}"#));
         // a text compressed in its table's row stays compressed in the whole-row value: it is
         // detoasted, not read as it lies (this checks the text; that compressed bytes read as they
         // lie would mostly fail UTF-8 and fall back to the value path is why it cannot check more)

@@ -19,5 +19,8 @@ answer=$(printf '%s\n' "$out" | tail -n 1)
 echo "quickstart answered: $answer"
 jq -e '.result.structuredContent.rows | length == 1 and .[0].name == "Alice'"'"'s rocket"' <<<"$answer" >/dev/null \
   || { echo "quickstart: expected exactly Alice's row" >&2; exit 1; }
+# the text block as the README shows it (the owner's uuid abbreviated there)
+jq -e '.result.content[0].text == "{\"id\":1,\"name\":\"Alice'"'"'s rocket\",\"owner\":\"aaaaaaaa-0000-4000-8000-000000000001\",\"status\":\"active\"}\n\nPage of rows 1-1; this is the last page."' <<<"$answer" >/dev/null \
+  || { echo "quickstart: expected the text block the README shows" >&2; exit 1; }
 if grep -q "Bob" <<<"$answer"; then echo "quickstart: Bob's row leaked" >&2; exit 1; fi
 echo "quickstart: ok"

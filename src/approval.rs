@@ -7,7 +7,7 @@
 //!   that chumbo asked. The retry carrying that state and an accepting response runs the tool.
 //! - Legacy revisions (and modern clients without elicitation), where the server cannot ask: the
 //!   call answers an `isError` result saying what would run, with a confirmation token
-//!   (`base64url(payload).base64url(HMAC)`, same binding, 5 minutes, single use); the call runs
+//!   (a signed token, src/tokens.rs: same binding, 5 minutes, single use); the call runs
 //!   when repeated with the same arguments plus the token in the argument `_chumbo_confirm`.
 //!
 //! Single use is durable: nonces are redeemed in chumbo.request_state_uses (pruned as states
@@ -20,11 +20,9 @@ use crate::policy::{self, Denied};
 use crate::predicates::TOKEN_ARGUMENT;
 use crate::registry::{Caller, Capability, Registry};
 use crate::session;
-use base64::Engine;
-use hmac::{Hmac, KeyInit, Mac};
+use crate::tokens::{self, Kind, Refused};
 use pgrx::prelude::*;
 use serde_json::{json, Map, Value};
-use sha2::Sha256;
 
 /// The key of the approval in inputRequests/inputResponses.
 pub const INPUT_KEY: &str = "io.chumbo/approval";
@@ -90,7 +88,7 @@ pub fn gate(call: &Call, cap: &Capability, mut args: Map<String, Value>) -> Gate
                     duration_ms: 0.0,
                     bytes: 0,
                     detail: Some(
-                        json!({"via": via, "arguments_sha256": policy::arguments_digest(&args), "reason": reason}),
+                        json!({"via": via, "arguments_sha256": tokens::arguments_digest(&args), "reason": reason}),
                     ),
                     run_id: None,
                 },
@@ -176,7 +174,7 @@ pub fn gate(call: &Call, cap: &Capability, mut args: Map<String, Value>) -> Gate
             responses.remove(INPUT_KEY);
             responses.insert(
                 ASKED_KEY.into(),
-                json!({"arguments_sha256": policy::arguments_digest(&args)}),
+                json!({"arguments_sha256": tokens::arguments_digest(&args)}),
             );
             Gate::Reply(json!({
                 "resultType": "input_required",
@@ -240,14 +238,6 @@ fn elicitation(cap: &Capability, args: &Map<String, Value>) -> Value {
     })
 }
 
-fn mac(key: &[u8], payload: &[u8]) -> Vec<u8> {
-    let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("HMAC takes any key length");
-    // Domain-separated from requestStates, which use the same key.
-    m.update(b"chumbo approval token\x01");
-    m.update(payload);
-    m.finalize().into_bytes().to_vec()
-}
-
 fn confirmation_request(
     key: &[u8],
     principal: &str,
@@ -255,16 +245,10 @@ fn confirmation_request(
     args: &Map<String, Value>,
 ) -> Value {
     let payload = json!({
-        "p": principal, "c": cap.name, "a": policy::arguments_digest(args),
-        "x": crate::guards::now_unix() + TOKEN_TTL_SECONDS, "n": session::trace_id(),
-    })
-    .to_string();
-    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    let token = format!(
-        "{}.{}",
-        b64.encode(payload.as_bytes()),
-        b64.encode(mac(key, payload.as_bytes()))
-    );
+        "p": principal, "c": cap.name, "a": tokens::arguments_digest(args),
+        "x": tokens::expiry(TOKEN_TTL_SECONDS), "n": session::trace_id(),
+    });
+    let token = tokens::sign(key, Kind::ApprovalToken, &payload);
     let text = format!(
         "Not run yet: this call needs the user's confirmation.\n\n{}\n\nAsk the user whether to run it. If they agree, call {} again with exactly the same arguments plus \"{TOKEN_ARGUMENT}\": \"{token}\" (valid for {} minutes, once).",
         describe(cap, args),
@@ -286,23 +270,15 @@ fn redeem_token(
     tool: &str,
     args: &Map<String, Value>,
 ) -> Result<(), &'static str> {
-    if token.len() > MAX_TOKEN_BYTES {
-        return Err("is malformed");
-    }
-    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    let (payload, tag) = token.split_once('.').ok_or("is malformed")?;
-    let payload = b64.decode(payload).map_err(|_| "is malformed")?;
-    let tag = b64.decode(tag).map_err(|_| "is malformed")?;
-    let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("HMAC takes any key length");
-    m.update(b"chumbo approval token\x01");
-    m.update(&payload);
-    m.verify_slice(&tag)
-        .map_err(|_| "failed its integrity check")?;
-    let p: Value = serde_json::from_slice(&payload).map_err(|_| "is malformed")?;
-    if p["x"].as_i64().unwrap_or(0) < crate::guards::now_unix() {
+    let p =
+        tokens::open(key, Kind::ApprovalToken, token, MAX_TOKEN_BYTES).map_err(|r| match r {
+            Refused::Malformed => "is malformed",
+            Refused::Forged => "failed its integrity check",
+        })?;
+    if tokens::expired(&p) {
         return Err("has expired");
     }
-    if p["p"] != principal || p["c"] != tool || p["a"] != policy::arguments_digest(args) {
+    if p["p"] != principal || p["c"] != tool || p["a"] != tokens::arguments_digest(args) {
         return Err("was issued for another user, tool or arguments");
     }
     let nonce = format!("approval:{}", p["n"].as_str().unwrap_or(""));

@@ -4,7 +4,7 @@
 //!
 //! The layers, lowest first (a module uses only modules of lower layers or its own):
 //! 1. values: jsonrpc, error, datum, settings, guards, uri_template, types, metadata, content,
-//!    principal, events, render, result_json, skills_archive
+//!    principal, events, render, result_json, skills_archive, tokens (signed tokens of every kind)
 //! 2. backend plumbing: spi_read, then session (roles, subtransactions, settings), then audit_queue
 //!    (read-only calls' audit rows, written by a background worker), ledger,
 //!    apikey, auth, skills (stored skills), predicates (policy functions resolved)

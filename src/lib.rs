@@ -41,6 +41,7 @@ mod skills;
 mod skills_archive;
 mod spi_read;
 mod spliced;
+mod tokens;
 mod types;
 mod uri_template;
 

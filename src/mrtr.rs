@@ -3,17 +3,15 @@
 //! answer (from this retry's `inputResponses` or an earlier round carried in `requestState`) or
 //! records what is missing and aborts the capability, which then answers `input_required`.
 //!
-//! `requestState` is `base64url(payload).base64url(HMAC-SHA256)`, the key held in chumbo.keys
-//! ('request_state', rotatable). The payload binds the principal, method, capability and a digest
+//! `requestState` is a signed token (src/tokens.rs, its key derived from chumbo.keys
+//! 'request_state', rotatable). The payload binds the principal, method, capability and a digest
 //! of the arguments, expires, and carries a nonce that is consumed once.
 
 use crate::error::Error;
-use base64::Engine;
-use hmac::{Hmac, KeyInit, Mac};
+use crate::tokens::{self, Kind, Refused};
 use pgrx::prelude::*;
 use pgrx::JsonB;
 use serde_json::{json, Map, Value};
-use sha2::{Digest, Sha256};
 use std::cell::RefCell;
 
 /// How long an issued requestState stays valid.
@@ -172,34 +170,13 @@ pub struct Binding<'a> {
     pub arguments: &'a Value,
 }
 
-fn args_digest(arguments: &Value) -> String {
-    // serde_json's map is ordered by key, so this text is canonical.
-    crate::principal::hex(&Sha256::digest(arguments.to_string().as_bytes()))
-}
-
-fn mac(key: &[u8], payload: &[u8]) -> Vec<u8> {
-    let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("HMAC takes any key length");
-    m.update(payload);
-    m.finalize().into_bytes().to_vec()
-}
-
-fn now() -> i64 {
-    crate::guards::now_unix()
-}
-
 pub fn issue(key: &[u8], b: &Binding, responses: &Map<String, Value>) -> String {
-    let nonce = crate::session::trace_id();
     let payload = json!({
-        "p": b.principal, "m": b.method, "c": b.capability, "a": args_digest(b.arguments),
-        "x": now() + STATE_TTL_SECONDS, "n": nonce, "r": responses,
-    })
-    .to_string();
-    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    format!(
-        "{}.{}",
-        b64.encode(payload.as_bytes()),
-        b64.encode(mac(key, payload.as_bytes()))
-    )
+        "p": b.principal, "m": b.method, "c": b.capability,
+        "a": tokens::arguments_digest(b.arguments),
+        "x": tokens::expiry(STATE_TTL_SECONDS), "n": crate::session::trace_id(), "r": responses,
+    });
+    tokens::sign(key, Kind::RequestState, &payload)
 }
 
 /// The responses of earlier rounds carried by a valid `state`, after consuming its nonce.
@@ -208,24 +185,19 @@ pub fn verify(key: &[u8], state: &str, b: &Binding) -> Result<Map<String, Value>
     if state.len() > MAX_STATE_BYTES * 2 {
         return Err(invalid("is too large"));
     }
-    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    let (payload, tag) = state
-        .split_once('.')
-        .ok_or_else(|| invalid("is malformed"))?;
-    let payload = b64.decode(payload).map_err(|_| invalid("is malformed"))?;
-    let tag = b64.decode(tag).map_err(|_| invalid("is malformed"))?;
-    let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("HMAC takes any key length");
-    m.update(&payload);
-    m.verify_slice(&tag)
-        .map_err(|_| invalid("failed its integrity check"))?;
-    let p: Value = serde_json::from_slice(&payload).map_err(|_| invalid("is malformed"))?;
-    if p["x"].as_i64().unwrap_or(0) < now() {
+    let p = tokens::open(key, Kind::RequestState, state, MAX_STATE_BYTES * 2).map_err(|r| {
+        invalid(match r {
+            Refused::Malformed => "is malformed",
+            Refused::Forged => "failed its integrity check",
+        })
+    })?;
+    if tokens::expired(&p) {
         return Err(invalid("has expired"));
     }
     if p["p"] != b.principal
         || p["m"] != b.method
         || p["c"] != b.capability
-        || p["a"] != args_digest(b.arguments)
+        || p["a"] != tokens::arguments_digest(b.arguments)
     {
         return Err(invalid(
             "belongs to another caller, method, capability or arguments",
@@ -252,6 +224,7 @@ pub fn verify(key: &[u8], state: &str, b: &Binding) -> Result<Map<String, Value>
 #[pgrx::pg_schema]
 mod tests {
     use super::*;
+    use base64::Engine;
 
     const KEY: &[u8] = b"request-state-test-key";
     const B64: base64::engine::GeneralPurpose = base64::engine::general_purpose::URL_SAFE_NO_PAD;

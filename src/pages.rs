@@ -8,8 +8,8 @@
 //! any other by offset (the next page skips the rows earlier pages returned: a row inserted
 //! before the position makes the next page repeat one row, a deleted one makes it skip one).
 //!
-//! The cursor is `base64url(payload).base64url(HMAC-SHA256)` like MRTR's requestState, with a
-//! key derived from chumbo.keys' 'request_state' for this purpose only; the payload binds the
+//! The cursor is a signed token (src/tokens.rs) like MRTR's requestState, signed with a key of
+//! its own kind derived from chumbo.keys' 'request_state'; the payload binds the
 //! principal, the tool and a digest of the arguments, and expires (`cursor_ttl_seconds`). It is
 //! signed, not encrypted: a keyset cursor carries the last row's key values, which the caller
 //! has just been shown. A cursor is a tool argument, so a bad one is an `isError` result the
@@ -17,11 +17,9 @@
 
 use crate::metadata::CURSOR;
 use crate::registry::Capability;
+use crate::tokens::{self, Kind};
 use crate::types::quote_ident;
-use base64::Engine;
-use hmac::{Hmac, KeyInit, Mac};
 use serde_json::{json, Map, Value};
-use sha2::{Digest, Sha256};
 
 /// Bound on a cursor's length, so a client cannot make us verify unbounded data.
 const MAX_CURSOR_BYTES: usize = 16 * 1024;
@@ -61,41 +59,16 @@ pub struct Binding<'a> {
     pub arguments: &'a Map<String, Value>,
 }
 
-fn args_digest(arguments: &Map<String, Value>) -> String {
-    // serde_json's map is ordered by key, so this text is canonical.
-    crate::principal::hex(&Sha256::digest(
-        Value::Object(arguments.clone()).to_string().as_bytes(),
-    ))
-}
-
-/// The cursor key: derived from the request_state key, so a cursor is never a valid
-/// requestState (nor the reverse) and rotating 'request_state' invalidates both.
-fn cursor_key(base: &[u8]) -> Vec<u8> {
-    mac(base, b"chumbo page cursor v1")
-}
-
-fn mac(key: &[u8], payload: &[u8]) -> Vec<u8> {
-    let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("HMAC takes any key length");
-    m.update(payload);
-    m.finalize().into_bytes().to_vec()
-}
-
 pub fn issue(key: &[u8], b: &Binding, next: &Position, ttl_seconds: u64) -> String {
     let mut payload = json!({
-        "p": b.principal, "c": b.tool, "a": args_digest(b.arguments),
-        "x": crate::guards::now_unix() + ttl_seconds as i64,
+        "p": b.principal, "c": b.tool, "a": tokens::arguments_digest(b.arguments),
+        "x": tokens::expiry(ttl_seconds as i64),
     });
     match next {
         Position::Offset(n) => payload["o"] = json!(n),
         Position::After(k) => payload["k"] = Value::Object(k.clone()),
     }
-    let payload = payload.to_string();
-    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    format!(
-        "{}.{}",
-        b64.encode(payload.as_bytes()),
-        b64.encode(mac(&cursor_key(key), payload.as_bytes()))
-    )
+    tokens::sign(key, Kind::PageCursor, &payload)
 }
 
 /// The position a valid cursor continues at, or the words the model gets instead.
@@ -110,24 +83,13 @@ pub fn verify(
     let invalid =
         || format!("Invalid cursor for {tool}: it is not a cursor this server issued; {restart}.");
     let text = cursor.as_str().ok_or_else(invalid)?;
-    if text.len() > MAX_CURSOR_BYTES {
-        return Err(invalid());
-    }
-    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    let (payload, tag) = text.split_once('.').ok_or_else(invalid)?;
-    let payload = b64.decode(payload).map_err(|_| invalid())?;
-    let tag = b64.decode(tag).map_err(|_| invalid())?;
-    let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(&cursor_key(key))
-        .expect("HMAC takes any key length");
-    m.update(&payload);
-    m.verify_slice(&tag).map_err(|_| invalid())?;
-    let p: Value = serde_json::from_slice(&payload).map_err(|_| invalid())?;
-    if p["p"] != b.principal || p["c"] != tool || p["a"] != args_digest(b.arguments) {
+    let p = tokens::open(key, Kind::PageCursor, text, MAX_CURSOR_BYTES).map_err(|_| invalid())?;
+    if p["p"] != b.principal || p["c"] != tool || p["a"] != tokens::arguments_digest(b.arguments) {
         return Err(format!(
             "Invalid cursor for {tool}: it was issued for another caller, tool or arguments; pass it with exactly the other arguments of the call that returned it, or {restart}."
         ));
     }
-    if p["x"].as_i64().unwrap_or(0) < crate::guards::now_unix() {
+    if tokens::expired(&p) {
         return Err(format!("The cursor for {tool} has expired; {restart}."));
     }
     let stale = || {

@@ -369,11 +369,3 @@ pub fn why_hidden(registry: &Registry, c: &Capability, explained: &Explained) ->
     }
     reasons
 }
-
-/// The arguments' canonical digest (serde_json's maps are ordered by key).
-pub fn arguments_digest(args: &Map<String, Value>) -> String {
-    use sha2::Digest;
-    crate::principal::hex(&sha2::Sha256::digest(
-        Value::Object(args.clone()).to_string().as_bytes(),
-    ))
-}

@@ -4,22 +4,18 @@
 //! those requests' audit events (`chumbo.audit_events.run_id`) and stored outcomes, and
 //! capability code reads it with `chumbo.run_id()` (to scope its state by run, say).
 //!
-//! A handle is `base64url(payload).base64url(HMAC-SHA256)`, keyed with the deployment's
-//! request_state key under a label of its own (so no other signed token can pass as a handle),
-//! and binds the principal's digest: a forged, expired or another caller's handle is refused.
+//! A handle is a signed token (src/tokens.rs) of its own kind (so no other signed token can pass
+//! as a handle), and binds the principal's digest: a forged, expired or another caller's handle is refused.
 
 use crate::error::Error;
 use crate::registry::{Caller, Registry};
-use base64::Engine;
-use hmac::{Hmac, KeyInit, Mac};
+use crate::tokens::{self, Kind};
 use pgrx::prelude::*;
 use serde_json::{json, Map, Value};
-use sha2::Sha256;
 use std::cell::RefCell;
 
 /// The `_meta` key of run handles, in requests and results.
 pub const META_KEY: &str = "io.chumbo/run";
-const LABEL: &[u8] = b"chumbo run handle\x01";
 const MAX_HANDLE_CHARS: usize = 1024;
 
 thread_local! {
@@ -34,29 +30,15 @@ pub struct Run {
     pub issued: Option<String>,
 }
 
-fn mac(key: &[u8], payload: &[u8]) -> Hmac<Sha256> {
-    let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(key).expect("HMAC takes any key length");
-    m.update(LABEL);
-    m.update(payload);
-    m
-}
-
 fn issue(key: &[u8], principal: &str, ttl: u32) -> Run {
     let id = format!(
         "{}{}",
         crate::session::trace_id(),
         crate::session::trace_id()
     );
-    let payload =
-        json!({"p": principal, "r": id, "x": crate::guards::now_unix() + ttl as i64}).to_string();
-    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    let tag = mac(key, payload.as_bytes()).finalize().into_bytes();
+    let payload = json!({"p": principal, "r": id, "x": tokens::expiry(i64::from(ttl))});
     Run {
-        issued: Some(format!(
-            "{}.{}",
-            b64.encode(payload.as_bytes()),
-            b64.encode(tag)
-        )),
+        issued: Some(tokens::sign(key, Kind::RunHandle, &payload)),
         id,
     }
 }
@@ -67,21 +49,11 @@ fn verify(key: &[u8], handle: &str, principal: &str) -> Result<String, Error> {
             "{META_KEY} is not a valid run handle of this caller"
         ))
     };
-    if handle.len() > MAX_HANDLE_CHARS {
-        return Err(invalid());
-    }
-    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
-    let (payload, tag) = handle.split_once('.').ok_or_else(invalid)?;
-    let payload = b64.decode(payload).map_err(|_| invalid())?;
-    let tag = b64.decode(tag).map_err(|_| invalid())?;
-    mac(key, &payload)
-        .verify_slice(&tag)
-        .map_err(|_| invalid())?;
-    let p: Value = serde_json::from_slice(&payload).map_err(|_| invalid())?;
+    let p = tokens::open(key, Kind::RunHandle, handle, MAX_HANDLE_CHARS).map_err(|_| invalid())?;
     if p["p"] != principal {
         return Err(invalid());
     }
-    if p["x"].as_i64().unwrap_or(0) < crate::guards::now_unix() {
+    if tokens::expired(&p) {
         return Err(Error::InvalidParams(format!(
             "{META_KEY}: the run handle has expired"
         )));

@@ -31,6 +31,15 @@ create or replace function regress.hmac_sha256(data bytea, key bytea) returns by
     select sha256(string_agg(set_byte('\x00'::bytea, 0, get_byte(k, i) # 92), ''::bytea order by i) ||
                   sha256(string_agg(set_byte('\x00'::bytea, 0, get_byte(k, i) # 54), ''::bytea order by i) || data))
       from padded, generate_series(0, 63) i $$;
+-- What chumbo signs a token of this kind's label with (src/tokens.rs): its own key, HMAC of the
+-- request_state secret over 'chumbo token key v2' NUL label, then HMAC of the payload; the token
+-- is base64url(payload).base64url(tag). Labels: 'request state', 'page cursor', 'approval token',
+-- 'run handle'.
+create or replace function regress.sign_token(label text, payload bytea) returns text
+  language sql stable strict as $$
+    select regress.b64url(payload) || '.' || regress.b64url(regress.hmac_sha256(payload,
+             regress.hmac_sha256(convert_to('chumbo token key v2', 'UTF8') || '\x00'::bytea || convert_to(label, 'UTF8'),
+                                 (select secret from chumbo.keys where name = 'request_state')))) $$;
 
 -- an HS256 JWT of `payload`, signed with `secret` (chumbo accepts HS256 only when the setting
 -- jwt_hs256_secret names the same secret)

@@ -93,7 +93,7 @@ create function pg_temp.b64url_decode(t text) returns bytea language sql as $$
 create function pg_temp.state_payload(state text) returns jsonb language sql as $$
   select convert_from(pg_temp.b64url_decode(split_part(state, '.', 1)), 'UTF8')::jsonb $$;
 create function pg_temp.resign(state text, changes jsonb) returns text language sql as $$
-  select regress.b64url(p) || '.' || regress.b64url(regress.hmac_sha256(p, (select secret from chumbo.keys where name = 'request_state')))
+  select regress.sign_token('request state', p)
     from (select convert_to((pg_temp.state_payload(state) || changes)::text, 'UTF8') as p) s $$;
 create function pg_temp.answer_step1(state text) returns jsonb language sql as $$
   select pg_temp.call('{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}', 'two_questions',

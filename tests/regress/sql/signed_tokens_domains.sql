@@ -1,18 +1,17 @@
--- The four kinds of token chumbo signs with its request_state key (audit gap G4): run handles
+-- The four kinds of token chumbo signs with its request_state secret (audit gap G4): run handles
 -- (src/runs.rs), page cursors (src/pages.rs), MRTR requestStates (src/mrtr.rs) and approval
--- tokens (src/approval.rs) are all base64url(payload).base64url(HMAC-SHA256), and each kind is
--- keyed for its own purpose: run handles and approval tokens prefix a label of their own, cursors
--- use a key derived under another label, requestStates the key itself. So a genuine token of
--- Alice's, presented by Alice where another kind is expected, is refused with exactly the answer
--- a well-formed forgery gets (a payload and 32 random bytes): all 12 pairs.
+-- tokens (src/approval.rs) are all signed by src/tokens.rs, base64url(payload).base64url(HMAC-SHA256),
+-- each kind with a key of its own (HMAC of the secret over its purpose label). So a genuine token
+-- of Alice's, presented by Alice where another kind is expected, is refused with exactly the answer
+-- a well-formed forgery gets (a payload and 32 random bytes): all 12 pairs. (src/tokens.rs's unit
+-- test kinds_never_open_as_each_other checks the same for every ordered pair of kinds.)
 --
 -- Proof that the labels are what refuses them: each kind's payload signed again here with the
--- real key (regress.hmac_sha256 on chumbo.keys) the way its own kind signs reproduces the token
--- exactly; signed the way the slot's kind signs (what every token would carry if the labels were
--- removed), it passes the integrity check and gets another answer ("issued for another user,
--- tool or arguments"): red if a label or the cursor key derivation went. In the run-handle slot a
--- foreign payload is refused either way (it carries no run id), so there the label is the second
--- line of defence, not the only one.
+-- real secret (regress.sign_token) as its own kind reproduces the token exactly; signed as the
+-- slot's kind (what every token would carry if the kinds shared a key), it passes the integrity
+-- check and gets another answer ("issued for another user, tool or arguments"): red if the kinds
+-- shared a key. In the run-handle slot a foreign payload is refused either way (it carries no run
+-- id), so there the label is the second line of defence, not the only one.
 begin;
 \set alice '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}'
 create function mcp.pages() returns setof int language sql stable as $$ select generate_series(1, 5) $$;
@@ -68,12 +67,7 @@ select t.kind as token, s.kind as presented_as, pg_temp.present(s.kind, t.token)
 
 -- how each kind signs, with the real key
 create function pg_temp.sign(kind text, payload bytea) returns text language sql as $$
-  select regress.b64url(case kind
-    when 'run handle'     then regress.hmac_sha256(convert_to('chumbo run handle', 'UTF8') || '\x01'::bytea || payload, k)
-    when 'page cursor'    then regress.hmac_sha256(payload, regress.hmac_sha256(convert_to('chumbo page cursor v1', 'UTF8'), k))
-    when 'requestState'   then regress.hmac_sha256(payload, k)
-    when 'approval token' then regress.hmac_sha256(convert_to('chumbo approval token', 'UTF8') || '\x01'::bytea || payload, k) end)
-    from (select secret as k from chumbo.keys where name = 'request_state') s $$;
+  select split_part(regress.sign_token(case kind when 'requestState' then 'request state' else kind end, payload), '.', 2) $$;
 create function pg_temp.resigned(token text, as_kind text) returns text language sql as $$
   select split_part(token, '.', 1) || '.' || pg_temp.sign(as_kind, regress.b64url_decode(split_part(token, '.', 1))) $$;
 -- the emulation is exact: each token signed again as its own kind is the token

@@ -67,8 +67,8 @@ lint() {
   mapfile -t scripts < <(find scripts tests bench -name node_modules -prune -o -name '*.sh' -print | sort)
   cargo fmt --check && cargo clippy --quiet --features "pg$PG_MAJOR" -- -D warnings \
     && deno fmt --check && deno lint \
-    && (cd supabase/functions/mcp && deno check --frozen index.ts doctor.ts consent.ts) \
-    && (cd scripts && deno check --frozen mint-token.ts check-doc-refs.ts) \
+    && (cd supabase/functions/mcp && deno check --frozen index.ts consent.ts) \
+    && (cd scripts && deno check --frozen mint-token.ts check-doc-refs.ts remote-doctor.ts) \
     && shellcheck "${scripts[@]}" .ci/run
 }
 stage lint lint

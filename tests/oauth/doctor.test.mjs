@@ -1,8 +1,8 @@
-// The remote doctor (supabase/functions/mcp/doctor.ts) against a healthy stack and against the
+// The remote doctor (scripts/remote-doctor.ts) against a healthy stack and against the
 // same stack broken one way at a time; each run must name exactly the check that broke, with its
 // next step. Real parts throughout: oidc-provider as the authorization server (./as.mjs; tokens
 // come from its token endpoint after a real sign-in with PKCE), the edge under Deno, chumbo in
-// PostgreSQL, the doctor run as a user runs it (deno run -A doctor.ts URL --json).
+// PostgreSQL, the doctor run as a user runs it (deno run -A remote-doctor.ts URL --json).
 //
 // Environment (run.sh sets it):
 //   MCP_URL              the healthy edge (run.sh's oauth-edge), advertising http://localhost:OAUTH_AS_PORT
@@ -34,7 +34,7 @@ const EDGE2_PORT = Number(need("DOCTOR_EDGE_PORT"));
 const EDGE2_DATABASE_URL = need("EDGE_DATABASE_URL");
 const EDGE2_URL = `http://localhost:${EDGE2_PORT}/functions/v1/mcp`;
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const DOCTOR = `${ROOT}supabase/functions/mcp/doctor.ts`;
+const DOCTOR = `${ROOT}scripts/remote-doctor.ts`;
 const OTHER_RESOURCE = "https://api.other.example/mcp";
 const CHECKS = [
   "challenge",
@@ -154,7 +154,7 @@ function startEdge2(authorizationServers) {
   });
 }
 
-/** Run the doctor as a user would (`deno run -A doctor.ts URL --json`); the token in MCP_TOKEN, or
+/** Run the doctor as a user would (`deno run -A remote-doctor.ts URL --json`); the token in MCP_TOKEN, or
  * with `tokenArg` as --token. `make: true` runs `make doctor URL=… TOKEN=…` instead (human output). */
 function runDoctor(url, { token, tokenArg = false, make = false } = {}) {
   return new Promise((resolve) => {

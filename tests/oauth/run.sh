@@ -10,7 +10,7 @@
 #    scope "mcp" (what the client then asks for; the authorization server grants it for any resource).
 # 4. node --test oauth.test.mjs: starts the authorization server on that port, configures chumbo
 #    (auth_mode oauth, the issuer, the JWKS from its jwks_uri), then runs the flow.
-# 5. node --test doctor.test.mjs: the remote doctor (supabase/functions/mcp/doctor.ts) against this
+# 5. node --test doctor.test.mjs: the remote doctor (scripts/remote-doctor.ts) against this
 #    stack, healthy and broken one way at a time, with a second edge (CHUMBO_EDGE_ID=doctor-edge) on
 #    $DOCTOR_EDGE_PORT (a free port unless set) that the test restarts with broken settings.
 # 6. node --test supabase.test.mjs: the Supabase-shaped flow. A local stand-in for Supabase Auth

@@ -1,6 +1,6 @@
 // chumbo doctor: checks a deployed MCP server from the outside, the way an MCP client meets it.
 //
-//   deno run -A supabase/functions/mcp/doctor.ts <MCP URL> [--token <access token>] [--json]
+//   deno run -A scripts/remote-doctor.ts <MCP URL> [--token <access token>] [--json]
 //   make doctor URL=<MCP URL> [TOKEN=<access token>]          (the token may also come from MCP_TOKEN)
 //
 // Each check prints PASS/FAIL/SKIP and, when it does not pass, the next step to take:
@@ -39,7 +39,9 @@ const skip = (id: string, detail: string, next?: string) => result(id, "SKIP", d
 
 // ---- arguments ---------------------------------------------------------------------------------
 function usage(msg: string): never {
-  console.error(`${msg}\nusage: doctor.ts <MCP URL> [--token <access token>] [--json]   (token also from MCP_TOKEN)`);
+  console.error(
+    `${msg}\nusage: remote-doctor.ts <MCP URL> [--token <access token>] [--json]   (token also from MCP_TOKEN)`,
+  );
   Deno.exit(2);
 }
 let rawUrl: string | undefined, token = Deno.env.get("MCP_TOKEN") || undefined, asJson = false;

@@ -16,7 +16,8 @@
 //! 6. entry points: api (chumbo.handle/http/mcp), doctor
 //!
 //! The test reads every `crate::<module>` path in src (in `use` lines and inline paths alike,
-//! comments skipped) and fails on any cycle between top-level modules.
+//! comments skipped) and fails on any cycle between top-level modules; a second one does the
+//! same among the files of each folder (`super::<m>`, `crate::<folder>::<m>`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -40,28 +41,31 @@ fn files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 
 /// The top-level modules `text` names as `crate::<module>`, comments ignored.
 fn used_modules(text: &str) -> BTreeSet<String> {
+    names_after(text, "crate::")
+}
+
+/// The names `text` follows `prefix` with (`prefix` then an identifier, or `use prefix{a, b::c}`),
+/// comments ignored.
+fn names_after(text: &str, prefix: &str) -> BTreeSet<String> {
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
     let mut used = BTreeSet::new();
     for line in text.lines() {
         let code = line.split("//").next().unwrap_or("");
         let mut rest = code;
-        while let Some(at) = rest.find("crate::") {
-            rest = &rest[at + "crate::".len()..];
-            let name: String = rest
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
+        while let Some(at) = rest.find(prefix) {
+            rest = &rest[at + prefix.len()..];
+            let name = ident(rest);
             if !name.is_empty() {
                 used.insert(name);
             }
         }
-        // `use crate::{a, b::c}`
-        if let Some(group) = code.trim_start().strip_prefix("use crate::{") {
+        if let Some(group) = code.trim_start().strip_prefix(&format!("use {prefix}{{")) {
             for part in group.split(',') {
-                let name: String = part
-                    .trim()
-                    .chars()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                    .collect();
+                let name = ident(part.trim());
                 if !name.is_empty() {
                     used.insert(name);
                 }
@@ -69,6 +73,37 @@ fn used_modules(text: &str) -> BTreeSet<String> {
         }
     }
     used
+}
+
+/// Inside the folder `src/<folder>/`: each file's module (mod.rs, which only declares them, left
+/// out) and the sibling modules it names as `super::<m>` or `crate::<folder>::<m>`.
+fn folder_graph(folder: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src")
+        .join(folder);
+    let mut all = vec![];
+    files(&dir, &mut all);
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let siblings: BTreeSet<String> = all
+        .iter()
+        .filter_map(|f| f.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .filter(|m| m != "mod")
+        .collect();
+    for file in &all {
+        let module = top_level_module(&dir, file);
+        if module == "mod" {
+            continue;
+        }
+        let text = std::fs::read_to_string(file).expect("readable");
+        let mut used = names_after(&text, "super::");
+        used.extend(names_after(&text, &format!("crate::{folder}::")));
+        let deps = graph.entry(module.clone()).or_default();
+        deps.extend(
+            used.into_iter()
+                .filter(|m| *m != module && siblings.contains(m)),
+        );
+    }
+    graph
 }
 
 fn graph() -> BTreeMap<String, BTreeSet<String>> {
@@ -136,6 +171,30 @@ fn no_cycle_between_top_level_modules() {
     }
 }
 
+/// The same inside every folder of src: no two files of a folder depend on each other.
+#[test]
+fn no_cycle_inside_folders() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&src).expect("src is readable") {
+        let path = entry.expect("an entry").path();
+        if !path.is_dir() {
+            continue;
+        }
+        let folder = path
+            .file_name()
+            .expect("a name")
+            .to_string_lossy()
+            .into_owned();
+        let graph = folder_graph(&folder);
+        if let Some(cycle) = find_cycle(&graph) {
+            panic!("module cycle in src/{folder}: {}", cycle.join(" -> "));
+        }
+        checked += 1;
+    }
+    assert!(checked > 0, "src has folders (protocol at least)");
+}
+
 #[test]
 fn the_cycle_check_sees_cycles() {
     let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
@@ -147,6 +206,13 @@ fn the_cycle_check_sees_cycles() {
     assert_eq!(find_cycle(&g).map(|c| c.len()), Some(4));
     assert_eq!(
         used_modules("use crate::{a, b::c};\n x = crate::d::e(); // crate::f"),
+        ["a", "b", "d"].iter().map(|s| s.to_string()).collect()
+    );
+    assert_eq!(
+        names_after(
+            "use super::{a, b::c};\n use super::d::{self, E}; // super::f",
+            "super::"
+        ),
         ["a", "b", "d"].iter().map(|s| s.to_string()).collect()
     );
 }

@@ -2,7 +2,7 @@
 //! body, the per-request `_meta` envelope, header cross-checks, and the shape every stateless
 //! result carries.
 
-use super::versions::{self, STATELESS};
+use super::versions::{self, Envelope, STATELESS};
 use crate::error::{Error, Result};
 use base64::Engine;
 use serde_json::{json, Map, Value};
@@ -10,13 +10,6 @@ use serde_json::{json, Map, Value};
 const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const META_CAPABILITIES: &str = "io.modelcontextprotocol/clientCapabilities";
 const META_LOG_LEVEL: &str = "io.modelcontextprotocol/logLevel";
-
-/// What a stateless request declared about itself (its version is [STATELESS]: the only one).
-#[derive(Clone, Debug)]
-pub struct Envelope {
-    pub client_capabilities: Value,
-    pub log_level: Option<String>,
-}
 
 /// Whether a message is of the stateless era: its `_meta` names a protocol version, or the
 /// `MCP-Protocol-Version` header names the stateless revision (or a later one).

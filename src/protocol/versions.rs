@@ -2,7 +2,15 @@
 //! revision is one variant (and the methods that change with it), not string comparisons spread
 //! over the request path.
 
-use super::stateless::Envelope;
+use serde_json::Value;
+
+/// What a stateless request declared about itself (its version is [STATELESS]: the only one),
+/// read by protocol::stateless.
+#[derive(Clone, Debug)]
+pub struct Envelope {
+    pub client_capabilities: Value,
+    pub log_level: Option<String>,
+}
 
 pub const SERVER_NAME: &str = "chumbo";
 pub const SERVER_VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,178 @@
+// The database call: the one SQL call per request, `chumbo.http_parts(request, body)`, over a small
+// postgres.js pool (or, in postgrest mode, the same request through PostgREST), and what the edge
+// answers when the database ended a call that ran out of time. Every protocol decision is made in
+// there; this file only carries the request in and the answer out, and cancels a call whose client
+// went away.
+import postgres from "postgres";
+import { env, MODE, PRM_URL, PUBLIC_URL, SUPABASE_URL } from "./config.ts";
+
+export const sql = MODE === "direct"
+  ? postgres(env("DATABASE_URL") ?? "", {
+    max: Number(env("CHUMBO_DB_POOL") ?? 8),
+    prepare: env("CHUMBO_DB_PREPARE") !== "false",
+    idle_timeout: 60,
+    connect_timeout: 10,
+    connection: { application_name: "chumbo-edge" },
+  })
+  : null;
+
+export const utf8 = new TextDecoder();
+
+// What the database says about an acknowledged listen request. principal, version, expires_at and
+// max_streams come from newer chumbo builds; without them the edge falls back to forwarding every
+// NOTIFY and no per-principal bound.
+export type Listen = {
+  id: string | number;
+  notifications: Record<string, boolean>;
+  principal?: string; // opaque digest of who is listening
+  version?: number; // the capability version this principal sees
+  expires_at?: number | null; // unix seconds: the token's end, when the stream must be re-checked
+  max_streams?: number; // open streams allowed per principal
+};
+export type HttpResult = {
+  status: number;
+  headers?: Record<string, string>;
+  body?: Uint8Array<ArrayBuffer> | null; // JSON text (UTF-8), forwarded as it is
+  events?: unknown[];
+  listen?: Listen;
+};
+export type HttpRequest = { [k: string]: string | Record<string, string> | undefined };
+
+/** The request as chumbo.http takes it. */
+export function httpRequest(req: Request, path: string, body: string, client?: string): HttpRequest {
+  const headers: Record<string, string> = {};
+  req.headers.forEach((v, k) => (headers[k.toLowerCase()] = v)); // Headers already lowercases
+  delete headers["cookie"]; // never needed, keep it out of the database
+  return { method: req.method, path, headers, body, resource: PUBLIC_URL, resource_metadata: PRM_URL, client };
+}
+
+/** Send the cancel request for a query; resolves once the server closed the cancel connection,
+ * which it does after it signalled the backend. query.cancel() drops that promise; the canceller
+ * it calls (postgres.js 3.4.9, pinned in deno.lock) returns it. */
+function cancelRequest(query: object): Promise<unknown> {
+  const q = query as { canceller?: ((q: object) => Promise<unknown>) | null; cancel(): void };
+  const canceller = q.canceller;
+  if (typeof canceller !== "function") return Promise.resolve(q.cancel());
+  q.canceller = null;
+  return canceller(query).catch(() => {});
+}
+
+// Reading req.signal is not free: Deno then aborts it after every response, a DOMException each.
+// So only a call still running after WATCH_MS reads it; a client that left before then is seen
+// at once (the signal is already aborted when first read).
+const WATCH_MS = 10;
+/** How long a cancelled call's connection waits for its cancel request to be delivered. */
+const CANCEL_WAIT_MS = 5_000;
+const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** One chumbo.http_parts call, on a pool connection reserved for it. When the signal from `client()`
+ * aborts (the HTTP client went away) while the call is in flight, it is cancelled (a protocol-level
+ * cancel request, so it works through pgbouncer too). A cancel request names a backend, not a
+ * query: sent after the call finished, or delivered after the connection moved on to the next call,
+ * it would cancel that one. So the connection runs this call alone (no pipelining behind it), a cancel goes out only
+ * before the answer arrived (a backend that is idle by then ignores it), and the connection returns
+ * to the pool only once the cancel request was delivered. */
+export async function callHttp(request: HttpRequest, client?: () => AbortSignal): Promise<HttpResult> {
+  // The body goes as its own text parameter and comes back as text: neither is escaped into a
+  // JSON string, nor parsed into jsonb and printed again on the way.
+  const { body, ...rest } = request;
+  const text = typeof body === "string" ? body : null;
+  const db = await sql!.reserve();
+  // Raw columns: the body's bytes go from the socket to the response without becoming a string
+  // (a ~30 kB string per call that V8 copies around and promotes into the old heap).
+  const query = db`select status, headers, body, events, listen
+                     from chumbo.http_parts(${JSON.stringify(rest)}, ${text})`.raw();
+  let answered = false;
+  let cancelled: Promise<unknown> | undefined;
+  const cancel = () => {
+    if (!answered) cancelled ??= cancelRequest(query);
+  };
+  let signal: AbortSignal | undefined;
+  // Set before the query goes out (postgres.js sends it a microtask after the await below).
+  const watch = client && setTimeout(() => {
+    signal = client();
+    if (signal.aborted) cancel();
+    else signal.addEventListener("abort", cancel, { once: true });
+  }, WATCH_MS);
+  let alive = true;
+  try {
+    const [[status, headers, body, events, listen]] = await query;
+    answered = true;
+    return {
+      status: Number(utf8.decode(status!)),
+      headers: JSON.parse(utf8.decode(headers!)),
+      // A view into the socket chunk the row arrived in, which nothing writes again (postgres.js
+      // itself keeps chunks across reads): a copy only adds an external allocation, and with it
+      // more V8 mark-compacts (bench/analysis.md). A plain Uint8Array, not postgres.js's Buffer:
+      // Response copies it, and a Buffer's copy runs Node's Buffer constructor (species).
+      body: body === null ? null : new Uint8Array(body.buffer as ArrayBuffer, body.byteOffset, body.byteLength),
+      events: events === null ? undefined : JSON.parse(utf8.decode(events)),
+      listen: listen === null ? undefined : JSON.parse(utf8.decode(listen)),
+    };
+  } catch (e) {
+    answered = true;
+    // Any other error (socket, FATAL) closed the connection: the pool reconnects it on its own,
+    // and releasing it would put a dead connection back.
+    const severity = (e as { severity?: string })?.severity;
+    alive = e instanceof postgres.PostgresError && severity !== "FATAL" && severity !== "PANIC";
+    throw e;
+  } finally {
+    clearTimeout(watch);
+    signal?.removeEventListener("abort", cancel);
+    // Bounded: a cancel connection that never closes must not hold the pool connection forever.
+    if (alive && cancelled) void Promise.race([cancelled, delay(CANCEL_WAIT_MS)]).then(() => db.release());
+    else if (alive) db.release();
+  }
+}
+
+// Supabase-hosted alternative: PostgREST runs chumbo.mcp(body) as the role from the caller's JWT.
+// No SSE framing in this mode (PostgREST returns only the function's value).
+export async function forwardPostgrest(req: Request, body: string): Promise<HttpResult> {
+  const h = new Headers({
+    "content-type": "application/json",
+    accept: "application/json",
+    "content-profile": "chumbo",
+    prefer: "params=single-object",
+  });
+  const key = env("SUPABASE_ANON_KEY");
+  if (key) h.set("apikey", key);
+  req.headers.forEach((v, k) => {
+    if (k === "authorization" || k.startsWith("mcp-")) h.set(k, v);
+  });
+  const r = await fetch(`${SUPABASE_URL}/rest/v1/rpc/mcp`, { method: "POST", headers: h, body });
+  const text = new Uint8Array(await r.arrayBuffer());
+  const out: Record<string, string> = {};
+  for (const k of ["www-authenticate", "mcp-protocol-version"]) if (r.headers.has(k)) out[k] = r.headers.get(k)!;
+  if (r.status === 401 && !out["www-authenticate"]) out["www-authenticate"] = `Bearer resource_metadata="${PRM_URL}"`;
+  return { status: r.status, headers: out, body: text.length ? text : null };
+}
+
+/** The database ended the call's backend because the call went on past its time bound after being
+ * cancelled (a tool that catches query_canceled; src/deadline.rs): FATAL with SQLSTATE 57014. Its
+ * transaction was rolled back and its in-flight slot released; the pool replaces the connection. */
+export const hardStopped = (e: unknown) =>
+  e instanceof postgres.PostgresError && e.severity === "FATAL" && e.code === "57014";
+
+/** The answer the database gives a call that ran out of time, for a request whose backend could not
+ * give it: a tool result with isError for tools/call, a JSON-RPC error for anything else. */
+export function timeoutAnswer(body: string, trace: string): HttpResult {
+  const text = `The call took too long and was cancelled (trace id ${trace})`;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch { /* the database parsed it before running anything: not reached */ }
+  const one = (m: unknown) => {
+    const msg = (m ?? {}) as { id?: unknown; method?: unknown; params?: { _meta?: Record<string, unknown> } };
+    if (msg.id === undefined) return undefined;
+    if (msg.method !== "tools/call") return { jsonrpc: "2.0", id: msg.id, error: { code: -32603, message: text } };
+    const stateless = msg.params?._meta?.["io.modelcontextprotocol/protocolVersion"] !== undefined;
+    const result = {
+      content: [{ type: "text", text }],
+      isError: true,
+      ...(stateless ? { resultType: "complete" } : {}),
+    };
+    return { jsonrpc: "2.0", id: msg.id, result };
+  };
+  const answer = Array.isArray(parsed) ? parsed.map(one).filter((a) => a !== undefined) : one(parsed);
+  return { status: 200, headers: {}, body: new TextEncoder().encode(JSON.stringify(answer ?? null)) };
+}

@@ -1,0 +1,231 @@
+// subscriptions/listen (MCP 2026-07-28): the edge's one long-lived state. Each acknowledged listen
+// request keeps its SSE response open; ONE shared LISTEN connection on `chumbo_capabilities` turns
+// NOTIFYs (only hints: any role may NOTIFY) into re-checks of each stream's own request through the
+// database, which decides whether the stream goes on and whether its capabilities changed.
+import postgres from "postgres";
+import { env, KEEPALIVE_MS } from "./config.ts";
+import { callHttp, type HttpRequest, type HttpResult, type Listen, sql, utf8 } from "./db.ts";
+import { cors, frame, sseHeaders } from "./http.ts";
+
+// ---- subscriptions/listen: long-lived SSE streams, re-checked against the database ---------------
+const LIST_CHANGED: Record<string, string> = {
+  toolsListChanged: "notifications/tools/list_changed",
+  promptsListChanged: "notifications/prompts/list_changed",
+  resourcesListChanged: "notifications/resources/list_changed",
+};
+const SUBSCRIPTION_ID = "io.modelcontextprotocol/subscriptionId";
+const LISTEN_RETRY_AFTER_S = 30;
+type Subscriber = {
+  listen: Listen; // the database's latest word on this stream
+  request: HttpRequest; // the original listen request, re-sent on every re-check
+  send: (chunk: string) => void;
+  end: (last?: unknown) => void;
+  checking?: Promise<void>;
+  again?: boolean;
+  expiry?: ReturnType<typeof setTimeout>;
+};
+const subscribers = new Set<Subscriber>();
+let listening: Promise<unknown> | null = null;
+let fanout: ReturnType<typeof setTimeout> | undefined;
+let lastRound = 0;
+const RECHECK_SPACING_MS = 1000;
+export let hints = 0; // NOTIFYs seen so far: a stream whose acknowledgement raced one is re-checked at once
+let listenSql: ReturnType<typeof postgres> | undefined;
+
+/** One LISTEN connection for all streams (postgres.js reconnects and re-listens on its own). */
+export function ensureListening(): Promise<unknown> {
+  const listener = env("CHUMBO_LISTEN_DATABASE_URL")
+    ? (listenSql ??= postgres(env("CHUMBO_LISTEN_DATABASE_URL")!, {
+      max: 1,
+      connection: { application_name: "chumbo-edge-listen" },
+    }))
+    : sql!;
+  listening ??= listener.listen("chumbo_capabilities", () => {
+    // Anyone may NOTIFY this channel: it is a hint to re-check, never a change by itself. One
+    // DDL transaction may NOTIFY several times (create, comment, grant): one round per burst.
+    // Rounds are at least RECHECK_SPACING_MS apart, so a flood of NOTIFYs costs at most one SQL
+    // call per stream per interval.
+    hints++;
+    fanout ??= setTimeout(() => {
+      fanout = undefined;
+      lastRound = Date.now();
+      // One principal's streams one after another (the database bounds calls in flight per
+      // principal), different principals in parallel.
+      const byPrincipal = Map.groupBy(subscribers, (s) => s.listen.principal);
+      for (const group of byPrincipal.values()) {
+        void (async () => {
+          for (const s of group) await recheck(s);
+        })();
+      }
+    }, Math.max(25, lastRound + RECHECK_SPACING_MS - Date.now()));
+  }).catch((e) => {
+    listening = null;
+    throw e;
+  });
+  return listening;
+}
+
+/** Ask the database again with the stream's own request (same token, same body). Refused: the
+ * stream ends with the database's error for the listen id. Accepted: list-changed notifications
+ * go out only if the capability version moved. Calls for one stream never overlap. */
+function recheck(s: Subscriber): Promise<void> {
+  if (s.checking) {
+    s.again = true;
+    return s.checking;
+  }
+  s.checking = (async () => {
+    do {
+      s.again = false;
+      let result: HttpResult;
+      try {
+        result = await callHttp(s.request);
+      } catch (e) {
+        const trace = crypto.randomUUID();
+        console.error(`chumbo-edge ${trace}: listen re-check failed:`, e);
+        result = {
+          status: 503,
+          body: new TextEncoder().encode(
+            JSON.stringify({ error: { code: -32603, message: `Service unavailable (trace ${trace})` } }),
+          ),
+        };
+      }
+      if (!subscribers.has(s)) return;
+      if (result.status === 429) {
+        // Too many calls right now is not a refusal of the stream: ask again when told to.
+        const after = Number(result.headers?.["retry-after"]);
+        clearTimeout(s.expiry);
+        s.expiry = setTimeout(() => void recheck(s), (after > 0 ? Math.min(after, 60) : 1) * 1000);
+        return;
+      }
+      if (result.status !== 200 || !result.listen) {
+        s.end(listenEnded(s.listen.id, result));
+        return;
+      }
+      const before = s.listen.version;
+      s.listen = { ...result.listen, id: s.listen.id };
+      if (before === undefined || before !== result.listen.version) {
+        for (const [flag, method] of Object.entries(LIST_CHANGED)) {
+          if (s.listen.notifications[flag] !== true) continue;
+          s.send(frame({ jsonrpc: "2.0", method, params: { _meta: { [SUBSCRIPTION_ID]: s.listen.id } } }));
+        }
+      }
+      scheduleExpiry(s);
+    } while (s.again);
+  })().finally(() => (s.checking = undefined));
+  return s.checking;
+}
+
+/** The final message of a stream the database no longer accepts: its JSON-RPC error for the
+ * listen id when it gave one (401 for an expired token, 403, 429, ...), else a generic one. */
+function listenEnded(id: string | number, result: HttpResult): unknown {
+  let err: { code?: unknown; message?: unknown } | undefined;
+  try {
+    err = result.body == null ? undefined : JSON.parse(utf8.decode(result.body))?.error;
+  } catch { /* not JSON: the generic message below */ }
+  return {
+    jsonrpc: "2.0",
+    id,
+    error: typeof err?.code === "number" && typeof err.message === "string"
+      ? err
+      : { code: -32603, message: `Subscription ended: the server no longer accepts it (HTTP ${result.status})` },
+  };
+}
+
+/** At the token's expiry, re-check: the database refuses an expired token, and the stream ends.
+ * (If it still accepts it, e.g. within a clock-skew leeway, look again a little later.) */
+function scheduleExpiry(s: Subscriber) {
+  clearTimeout(s.expiry);
+  const at = s.listen.expires_at;
+  if (typeof at !== "number") return;
+  const wait = at * 1000 - Date.now();
+  s.expiry = setTimeout(() => void recheck(s), wait > 0 ? Math.min(wait + 250, 2 ** 31 - 1) : 2000);
+}
+
+export function listenStream(
+  result: HttpResult,
+  request: HttpRequest,
+  hintsBefore: number,
+  origin: string | null,
+): Response {
+  const listen = result.listen!;
+  // At most max_streams open streams per principal; the ones already open are not touched.
+  if (listen.principal !== undefined && typeof listen.max_streams === "number") {
+    let open = 0;
+    for (const s of subscribers) if (s.listen.principal === listen.principal) open++;
+    if (open >= listen.max_streams) {
+      const h = cors(origin, new Headers({ "retry-after": String(LISTEN_RETRY_AFTER_S) }));
+      h.set("content-type", "application/json");
+      const error = {
+        code: -32600,
+        message: `Too many open subscriptions: at most ${listen.max_streams} listen streams per principal`,
+      };
+      return new Response(JSON.stringify({ jsonrpc: "2.0", id: listen.id, error }), { status: 429, headers: h });
+    }
+  }
+  const enc = new TextEncoder();
+  let sub: Subscriber;
+  let keepalive: ReturnType<typeof setInterval> | undefined;
+  const stop = () => {
+    clearInterval(keepalive);
+    clearTimeout(sub.expiry);
+    subscribers.delete(sub);
+  };
+  // start() runs synchronously here: the stream counts against max_streams before any await.
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      let open = true;
+      sub = {
+        listen,
+        request,
+        send(chunk) {
+          if (!open) return;
+          try {
+            controller.enqueue(enc.encode(chunk));
+          } catch {
+            sub.end(); // the client went away
+          }
+        },
+        end(last) {
+          if (!open) return;
+          if (last !== undefined) sub.send(frame(last));
+          open = false;
+          stop();
+          try {
+            controller.close();
+          } catch { /* already closed */ }
+        },
+      };
+      for (const e of result.events ?? []) sub.send(frame(e)); // the acknowledgement first
+      subscribers.add(sub);
+      keepalive = setInterval(() => sub.send(": keepalive\n\n"), KEEPALIVE_MS);
+      scheduleExpiry(sub);
+      if (hints !== hintsBefore) void recheck(sub);
+    },
+    cancel() {
+      stop(); // the client disconnected
+    },
+  });
+  return new Response(stream, {
+    status: result.status,
+    headers: sseHeaders(cors(origin, new Headers(result.headers ?? {}))),
+  });
+}
+
+/** Edge shutdown: every listen stream ends with a normal result for the listen request. */
+async function shutdown() {
+  for (const s of [...subscribers]) {
+    const id = s.listen.id;
+    s.end({ jsonrpc: "2.0", id, result: { resultType: "complete", _meta: { [SUBSCRIPTION_ID]: id } } });
+  }
+  await new Promise((r) => setTimeout(r, 100)); // let the final frames flush
+  await Promise.all([sql, listenSql].map((c) => c?.end({ timeout: 1 }).catch(() => {})));
+  Deno.exit(0);
+}
+for (const sig of ["SIGTERM", "SIGINT"] as const) {
+  try {
+    Deno.addSignalListener(sig, shutdown);
+  } catch { /* a runtime without signal listeners (hosted) */ }
+}
+
+/** Cheap pre-check (the database decides): may this body be a subscriptions/listen request? */
+export const isListen = (body: string) => body.includes("subscriptions/listen");

@@ -290,7 +290,7 @@ fn caller_from(
         claims,
     };
     // The scope resolver replaces the token's scopes.
-    crate::policy::resolve_scopes(registry, &mut caller);
+    crate::call::policy::resolve_scopes(registry, &mut caller);
     Ok(caller)
 }
 

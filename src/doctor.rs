@@ -29,7 +29,7 @@ fn doctor() -> TableIterator<
         ));
     }
     // With claims in request.jwt.claims, doctor explains for that caller.
-    let explained = crate::policy::caller_for_doctor(&registry);
+    let explained = crate::call::policy::caller_for_doctor(&registry);
     if let Some(x) = &explained {
         rows.push((
             "request.jwt.claims".to_string(),
@@ -73,9 +73,9 @@ fn doctor() -> TableIterator<
                         reasons.push(format!("needs scopes: {}", c.meta.scopes.join(" ")));
                     }
                     // What visible/can_execute/approval do.
-                    reasons.extend(crate::policy::notes(c));
+                    reasons.extend(crate::call::policy::notes(c));
                     if let Some(x) = &explained {
-                        let hidden = crate::policy::why_hidden(&registry, c, x);
+                        let hidden = crate::call::policy::why_hidden(&registry, c, x);
                         if !hidden.is_empty() {
                             reasons.extend(hidden);
                             return_hidden = true;
@@ -125,14 +125,14 @@ fn surface() -> JsonB {
         claims,
     };
     // The scope resolver replaces the token's scopes.
-    crate::policy::resolve_scopes(&registry, &mut caller);
+    crate::call::policy::resolve_scopes(&registry, &mut caller);
     let tools: Vec<serde_json::Value> = registry
         .capabilities
         .iter()
         .filter(|c| {
             c.kind == registry::Kind::Tool
                 && caller.may_use(c)
-                && crate::policy::visible(c, &caller)
+                && crate::call::policy::visible(c, &caller)
         })
         .map(|c| crate::protocol::tool_json(c))
         .collect();

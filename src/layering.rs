@@ -8,9 +8,9 @@
 //! 2. backend plumbing: spi_read, then session (roles, subtransactions, settings), then audit_queue
 //!    (read-only calls' audit rows, written by a background worker), ledger,
 //!    apikey, auth, skills (stored skills), predicates (policy functions resolved)
-//! 3. the registry and MRTR: registry, mrtr, runs; then pages (page windows and cursors of a
-//!    registry capability), then execute (runs a registry capability), then what runs around a
-//!    call: policy, approval, projection, idempotency
+//! 3. the registry and MRTR: registry, mrtr, runs; then call/ (one tools/call as a plan and its
+//!    steps: page windows and cursors, the run of a capability, the policy, approval, projection
+//!    and idempotency around it)
 //! 4. scope (the per-request state of principal, events and mrtr)
 //! 5. protocol (every MCP method, by family)
 //! 6. entry points: api (chumbo.handle/http/mcp), doctor

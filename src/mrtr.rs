@@ -167,13 +167,14 @@ pub struct Binding<'a> {
     pub principal: &'a str,
     pub method: &'a str,
     pub capability: &'a str,
-    pub arguments: &'a Value,
+    /// tokens::arguments_digest of the call's arguments (a resource's URI).
+    pub arguments_digest: &'a str,
 }
 
 pub fn issue(key: &[u8], b: &Binding, responses: &Map<String, Value>) -> String {
     let payload = json!({
         "p": b.principal, "m": b.method, "c": b.capability,
-        "a": tokens::arguments_digest(b.arguments),
+        "a": b.arguments_digest,
         "x": tokens::expiry(STATE_TTL_SECONDS), "n": crate::session::trace_id(), "r": responses,
     });
     tokens::sign(key, Kind::RequestState, &payload)
@@ -197,7 +198,7 @@ pub fn verify(key: &[u8], state: &str, b: &Binding) -> Result<Map<String, Value>
     if p["p"] != b.principal
         || p["m"] != b.method
         || p["c"] != b.capability
-        || p["a"] != tokens::arguments_digest(b.arguments)
+        || p["a"] != b.arguments_digest
     {
         return Err(invalid(
             "belongs to another caller, method, capability or arguments",
@@ -354,13 +355,13 @@ mod tests {
         ];
         let mut answers = Map::new();
         answers.insert("confirm".into(), json!({"action": "accept"}));
-        let args = json!({"amount": 5});
+        let digest = tokens::arguments_digest(&json!({"amount": 5}));
         let issued_for_alice = || {
             let b = Binding {
                 principal: "alice",
                 method: "tools/call",
                 capability: "transfer",
-                arguments: &args,
+                arguments_digest: &digest,
             };
             issue(KEY, &b, &answers)
         };
@@ -374,12 +375,12 @@ mod tests {
             if case.late {
                 pin("2026-01-01 00:10:01+00");
             }
-            let arguments = json!({"amount": case.amount});
+            let arguments_digest = tokens::arguments_digest(&json!({"amount": case.amount}));
             let b = Binding {
                 principal: case.principal,
                 method: case.method,
                 capability: case.capability,
-                arguments: &arguments,
+                arguments_digest: &arguments_digest,
             };
             let got = verify(case.key, &(case.change)(issued.clone()), &b);
             match (case.want, got) {

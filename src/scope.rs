@@ -37,7 +37,7 @@ pub struct RequestScope {
 impl RequestScope {
     /// Enters the scope of one request: its principal (and the deployment key for state
     /// partitions), its progress token and the bytes its events may take. The MRTR round is
-    /// opened per capability call inside the scope (see protocol::call::run) and closed with it.
+    /// opened per capability call inside the scope (see src/call/steps.rs execute) and closed with it.
     pub fn enter(
         principal: Principal,
         state_key: Vec<u8>,

@@ -1,17 +1,18 @@
 //! Running a capability for a method: finding it as the caller may see it, its arguments, and
 //! the run itself with MRTR (multi round-trip input).
 
-use super::{Context, MethodResult};
-use crate::approval;
+use super::Context;
+use crate::call::execute::{PublicError, Returned};
+use crate::call::pages;
+use crate::call::plan::EraFacts;
+use crate::call::policy;
+use crate::call::steps::{self, Round, Stop};
 use crate::error::Error;
-use crate::execute::{self, PublicError, Returned};
 use crate::mrtr;
-use crate::pages;
-use crate::policy;
-use crate::projection;
 use crate::registry::{Capability, Kind};
 use crate::session;
-use serde_json::{json, Map, Value};
+use crate::tokens;
+use serde_json::{Map, Value};
 
 pub(super) fn visible<'r>(
     ctx: &'r Context,
@@ -69,118 +70,71 @@ pub(super) fn named<'r>(
     Ok(cap)
 }
 
-/// Why a capability did not produce a value.
-pub(super) enum Stop {
-    /// It failed; the caller may see this much.
-    Failed(PublicError),
-    /// The method's answer is already decided: `input_required`, or a protocol error.
-    Reply(MethodResult),
+/// What the revision decides about a call, as the call's plan carries it.
+pub(super) fn era_facts(ctx: &Context) -> EraFacts {
+    EraFacts {
+        protocol_version: ctx.era.version().to_string(),
+        can_ask_for_input: ctx.era.can_ask_for_input(),
+        structured_content: ctx.era.has_structured_content(),
+        client_capabilities: ctx.era.envelope().map(|e| e.client_capabilities.clone()),
+    }
 }
 
-/// Runs a capability, with MRTR: earlier rounds' input (from a verified `requestState`) and this
-/// retry's `inputResponses` are available to `chumbo.input`; input still missing ends the call as
-/// `input_required` with a fresh `requestState`. `verified`: the responses the approval gate
-/// already verified (it consumed the requestState).
-#[allow(clippy::too_many_arguments)]
+/// Runs a resource or a prompt (tools run their plan, src/call/steps.rs): the input of earlier
+/// rounds from a verified `requestState` and this request's `inputResponses`, then the run in an
+/// input round. A requestState is bound to the resource's URI, or the prompt's arguments.
 pub(super) fn run<T>(
     ctx: &Context,
     cap: &Capability,
     args: &Map<String, Value>,
     params: &Map<String, Value>,
-    verified: Option<Map<String, Value>>,
     method: &str,
     window: &pages::Window,
     finish: impl FnOnce(Returned) -> Result<T, String>,
 ) -> Result<T, Stop> {
-    let reply = |e: Error| Stop::Reply(Err(e));
-    let digest = ctx.caller.principal.digest().to_string();
-    let bound_to = if method == "resources/read" {
-        params.get("uri").cloned().unwrap_or_default()
+    let arguments_digest = if method == "resources/read" {
+        tokens::arguments_digest(params.get("uri").unwrap_or(&Value::Null))
     } else {
-        Value::Object(args.clone())
+        tokens::arguments_digest(args)
     };
+    let principal = ctx.caller.principal.digest().to_string();
     let binding = mrtr::Binding {
-        principal: &digest,
+        principal: &principal,
         method,
         capability: &cap.name,
-        arguments: &bound_to,
+        arguments_digest: &arguments_digest,
     };
-    let key = ctx
-        .registry
-        .keys
-        .get("request_state")
-        .cloned()
-        .unwrap_or_default();
-    let mut responses = Map::new();
-    if ctx.era.can_ask_for_input() {
-        if let Some(verified) = verified {
-            responses = verified;
-        } else {
-            if let Some(state) = params.get("requestState") {
-                let state = state.as_str().ok_or_else(|| {
-                    reply(Error::InvalidParams("requestState must be a string".into()))
-                })?;
-                responses = mrtr::verify(&key, state, &binding).map_err(reply)?;
-            }
-            responses.extend(approval::from_client(params).map_err(reply)?);
-        }
-    }
-    let client_capabilities = ctx
-        .era
-        .envelope()
-        .map(|e| e.client_capabilities.clone())
-        .unwrap_or(json!({}));
-    mrtr::begin(ctx.era.can_ask_for_input(), client_capabilities, responses);
-    let s = &ctx.registry.settings;
-    let timeout_ms = cap.meta.timeout_ms.unwrap_or(s.call_timeout_ms);
-    let outcome = execute::call(
-        cap,
+    let era = era_facts(ctx);
+    let responses = if era.can_ask_for_input {
+        steps::verified_input(
+            ctx.registry,
+            params.get("requestState"),
+            params.get("inputResponses"),
+            &binding,
+        )
+        .map_err(|e| Stop::Reply(Err(e)))?
+    } else {
+        Map::new()
+    };
+    let timeout_ms = cap
+        .meta
+        .timeout_ms
+        .unwrap_or(ctx.registry.settings.call_timeout_ms);
+    steps::execute(
+        ctx.registry,
         ctx.caller,
+        cap,
+        Round {
+            binding,
+            responses,
+            can_ask: era.can_ask_for_input,
+            client_capabilities: era.client_capabilities,
+        },
         args,
         window,
-        s.max_result_bytes,
         timeout_ms,
         finish,
-    );
-    let round = mrtr::finish();
-    let e = match outcome {
-        Ok(v) => return Ok(v),
-        Err(e) => e,
-    };
-    if let Some(round) = round {
-        if !round.undeclared.is_empty() {
-            let names: Vec<&String> = round.undeclared.keys().collect();
-            return Err(reply(Error::MissingClientCapability {
-                names: format!("{names:?}"),
-                required: Value::Object(round.undeclared),
-            }));
-        }
-        if !round.missing.is_empty() {
-            return Err(Stop::Reply(Ok(json!({
-                "resultType": "input_required",
-                "inputRequests": round.missing,
-                "requestState": mrtr::issue(&key, &binding, &round.responses),
-            }))));
-        }
-        if let Some(message) = round.blocked {
-            return Err(Stop::Failed(PublicError {
-                message,
-                internal: false,
-            }));
-        }
-    }
-    // the setting error_projection may rephrase what the model is told (src/projection.rs)
-    let trace = crate::scope::trace_id();
-    let shown = execute::public_error(&e, &trace);
-    Err(Stop::Failed(projection::model_error(
-        s.error_projection.as_deref(),
-        ctx.caller,
-        &cap.name,
-        shown,
-        &e,
-        &trace,
-        timeout_ms,
-    )))
+    )
 }
 
 /// A resource or prompt failing: the app refusing its input is -32602, anything else -32603.

@@ -3,8 +3,8 @@
 
 use super::call::{named, offers_completions, visible};
 use super::{not_found, Context, MethodResult};
+use crate::call::execute;
 use crate::error::Error;
-use crate::execute;
 use crate::registry::Kind;
 use crate::session;
 use pgrx::prelude::*;

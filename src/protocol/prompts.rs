@@ -1,11 +1,12 @@
 //! The prompts family: prompts/list, prompts/get.
 
-use super::call::{arguments, method_error, named, run, Stop};
+use super::call::{arguments, method_error, named, run};
 use super::listing::{list, put_opt};
 use super::{Context, MethodResult};
+use crate::call::execute::Returned;
+use crate::call::pages;
+use crate::call::steps::Stop;
 use crate::error::Error;
-use crate::execute::Returned;
-use crate::pages;
 use crate::registry::{Capability, Kind};
 use pgrx::prelude::*;
 use serde_json::{json, Map, Value};
@@ -69,7 +70,7 @@ fn get_prompt(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
         )));
     }
     let first = pages::first(cap, &ctx.registry.settings);
-    let value = match run(ctx, cap, &args, params, None, "prompts/get", &first, Ok) {
+    let value = match run(ctx, cap, &args, params, "prompts/get", &first, Ok) {
         Ok(Returned::One(v)) => v.unwrap_or(Value::Null),
         Ok(Returned::Rows(_)) => Value::Null,
         Err(Stop::Reply(a)) => return a,

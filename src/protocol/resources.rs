@@ -1,11 +1,12 @@
 //! The resources family: resources/list, resources/templates/list, resources/read.
 
-use super::call::{method_error, run, visible, Stop};
+use super::call::{method_error, run, visible};
 use super::listing::{list, list_then, put_opt};
 use super::{Context, MethodResult};
+use crate::call::execute::Returned;
+use crate::call::pages;
+use crate::call::steps::Stop;
 use crate::error::Error;
-use crate::execute::Returned;
-use crate::pages;
 use crate::registry::{Capability, Kind};
 use crate::types::ReturnShape;
 use serde_json::{json, Map, Value};
@@ -86,7 +87,7 @@ fn read_resource(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
         return Err(not_found(
             ctx,
             uri,
-            crate::policy::scopes_to_request(ctx.registry, cap),
+            crate::call::policy::scopes_to_request(ctx.registry, cap),
         ));
     }
     let args: Map<String, Value> = vars
@@ -94,7 +95,7 @@ fn read_resource(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
         .map(|(k, v)| (k, Value::String(v)))
         .collect();
     let first = pages::first(cap, &ctx.registry.settings);
-    let value = match run(ctx, cap, &args, params, None, "resources/read", &first, Ok) {
+    let value = match run(ctx, cap, &args, params, "resources/read", &first, Ok) {
         Ok(Returned::One(Some(v))) if !v.is_null() => v,
         Ok(_) => return Err(not_found(ctx, uri, vec![])),
         Err(Stop::Reply(a)) => return a,

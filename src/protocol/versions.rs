@@ -135,6 +135,14 @@ impl Era {
         self.is_stateless()
     }
 
+    /// The revision's name.
+    pub fn version(&self) -> &'static str {
+        match self {
+            Era::Legacy(r) => r.as_str(),
+            Era::Stateless(_) => STATELESS,
+        }
+    }
+
     /// The era as audit rows name it (stable values: audit consumers filter on them).
     pub fn audit_name(&self) -> &'static str {
         match self {

@@ -15,18 +15,15 @@
 //! kept); a call that failed was rolled back, so running it again is safe. Outcomes expire after
 //! the setting `idempotency_ttl_seconds` and are pruned as new ones are stored.
 
+use crate::call::plan::ToolCall;
 use crate::error::Error;
-use crate::registry::{Caller, Capability, Registry};
+use crate::registry::Registry;
 use crate::session;
 use pgrx::prelude::*;
 use pgrx::{pg_sys, JsonB};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-/// The `_meta` key a client puts its idempotency key in.
-pub const META_KEY: &str = "io.chumbo/idempotency-key";
-/// Bound on a key's length: it is hashed, but a client must not make us hash megabytes.
-const MAX_KEY_CHARS: usize = 255;
 /// The fourth locktag field of operation claims: no SQL advisory-lock function uses it (they use
 /// 1 and 2), so tool code can neither take nor release a claim. In-flight slots use 0x4d43.
 const CLAIM_LOCK_SPACE: u16 = 0x4d49; // "MI"
@@ -50,41 +47,13 @@ pub enum Begin {
     Answer(Result<Value, Error>),
 }
 
-fn hex_digest(parts: &[&str]) -> String {
+/// What stored outcomes are found by instead of the key itself: SHA-256 of the key's length
+/// (8 bytes, big-endian) and the key. Stored rows depend on it: it never changes.
+fn key_digest(key: &str) -> String {
     let mut h = Sha256::new();
-    for p in parts {
-        h.update((p.len() as u64).to_be_bytes());
-        h.update(p.as_bytes());
-    }
+    h.update((key.len() as u64).to_be_bytes());
+    h.update(key.as_bytes());
     crate::principal::hex(&h.finalize())
-}
-
-/// The call's idempotency key: the `_meta` key, else the declared parameter's value.
-fn key_of(
-    cap: &Capability,
-    args: &Map<String, Value>,
-    params: &Map<String, Value>,
-) -> Result<Option<String>, Error> {
-    let bad = |why: &str| Error::InvalidParams(format!("{META_KEY} {why}"));
-    let given = params
-        .get("_meta")
-        .and_then(|m| m.get(META_KEY))
-        .or_else(|| {
-            cap.meta
-                .idempotency_key
-                .as_ref()
-                .and_then(|name| args.get(name))
-        });
-    let key = match given {
-        None | Some(Value::Null) => return Ok(None),
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Number(n)) => n.to_string(),
-        Some(_) => return Err(bad("must be a string")),
-    };
-    if key.is_empty() || key.chars().count() > MAX_KEY_CHARS {
-        return Err(bad(&format!("must have 1 to {MAX_KEY_CHARS} characters")));
-    }
-    Ok(Some(key))
 }
 
 /// Takes the claim on the operation for the rest of the transaction, without waiting.
@@ -116,33 +85,21 @@ fn in_progress(tool: &str) -> Value {
     })
 }
 
-/// Before a tool runs: no key (or a read-only tool) runs as usual; otherwise the operation is
-/// claimed, or answered from its stored outcome, or refused.
-pub fn begin(
-    registry: &Registry,
-    caller: &Caller,
-    cap: &Capability,
-    args: &Map<String, Value>,
-    params: &Map<String, Value>,
-) -> Begin {
-    if cap.read_only {
+/// Before a tool runs: a plan without a key (a read-only tool has none) runs as usual;
+/// otherwise the operation is claimed, or answered from its stored outcome, or refused.
+pub fn begin(registry: &Registry, plan: &ToolCall) -> Begin {
+    let Some(key) = &plan.idempotency_key else {
         return Begin::Run;
-    }
-    let key = match key_of(cap, args, params) {
-        Ok(Some(k)) => k,
-        Ok(None) => return Begin::Run,
-        Err(e) => return Begin::Answer(Err(e)),
     };
-    let principal = caller.principal.digest().to_string();
     let op = Operation {
-        key_digest: hex_digest(&[&key]),
-        args_digest: hex_digest(&[&Value::Object(args.clone()).to_string()]),
-        tool: cap.name.clone(),
-        principal,
+        key_digest: key_digest(key),
+        args_digest: plan.arguments_digest.clone(),
+        tool: plan.tool.clone(),
+        principal: plan.caller.principal.clone(),
         ttl_seconds: registry.settings.idempotency_ttl_seconds,
     };
     if !try_claim(&op.principal, &op.tool, &op.key_digest) {
-        return Begin::Answer(Ok(in_progress(&cap.name)));
+        return Begin::Answer(Ok(in_progress(&plan.tool)));
     }
     // The claim is ours. Read read-write (a fresh snapshot after a command-counter increment):
     // the outcome may have been committed by another backend after this statement began, or
@@ -170,7 +127,7 @@ pub fn begin(
             if digest != op.args_digest {
                 return Begin::Answer(Err(Error::InvalidParams(format!(
                     "this idempotency key was already used for a call of {} with other arguments",
-                    cap.name
+                    plan.tool
                 ))));
             }
             if let Some(obj) = result.as_object_mut() {
@@ -186,7 +143,7 @@ pub fn begin(
         }
         _ => Begin::Answer(Err(Error::Internal(format!(
             "Internal error: the outcome of this operation cannot be read (trace id {})",
-            crate::scope::trace_id()
+            plan.trace_id
         )))),
     }
 }
@@ -232,7 +189,11 @@ mod tests {
     use super::*;
 
     #[pgrx::pg_test]
-    fn digests_separate_their_parts() {
-        assert_ne!(hex_digest(&["ab", "c"]), hex_digest(&["a", "bc"]));
+    fn key_digest_is_stable() {
+        // stored outcomes are looked up by it: a change would run a stored operation again
+        assert_eq!(
+            key_digest("abc"),
+            "c3494ca1a2cf8eeb8a11ded316fb55b83c3bbbedb6313cd50415251e5d09e12f"
+        );
     }
 }

@@ -8,7 +8,7 @@
 //! that fails denies. Names are resolved through the catalog (`to_regprocedure`) with the
 //! signature each hook requires; only catalog-quoted identifiers reach SQL text.
 
-use crate::execute;
+use crate::call::execute;
 use crate::predicates::{resolve, ApprovalRule, Predicate, Shape};
 use crate::registry::{self, Caller, Capability, Registry};
 use crate::session::{self, CaughtSqlError};
@@ -112,8 +112,7 @@ pub fn visible(c: &Capability, caller: &Caller) -> bool {
 /// Why a tool call may not run, as the model is told (an `isError` result).
 pub struct Denied(pub String);
 
-/// The execution predicate: before every run of the tool (hook of protocol::call_tool, through
-/// approval::gate). The application's own RAISE message is shown as it is.
+/// The execution predicate: before every run of the tool (step 2 of src/call/steps.rs). The application's own RAISE message is shown as it is.
 pub fn may_execute(
     registry: &Registry,
     cap: &Capability,

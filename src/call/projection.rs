@@ -4,7 +4,7 @@
 //! run as the caller (RLS and EXECUTE apply), called by their catalog name: only catalog-quoted
 //! identifiers reach the SQL text.
 
-use crate::execute::{PublicError, Returned};
+use crate::call::execute::{PublicError, Returned};
 use crate::registry::{Caller, Capability};
 use crate::session::{self, CaughtSqlError};
 use crate::types::ReturnShape;

@@ -15,6 +15,7 @@
 //! has just been shown. A cursor is a tool argument, so a bad one is an `isError` result the
 //! model can act on (MCP: argument problems are tool execution errors), not a protocol error.
 
+use crate::call::plan::ToolCall;
 use crate::metadata::CURSOR;
 use crate::registry::Capability;
 use crate::tokens::{self, Kind};
@@ -55,13 +56,14 @@ pub fn is_paged(cap: &Capability) -> bool {
 pub struct Binding<'a> {
     pub principal: &'a str,
     pub tool: &'a str,
-    /// The call's arguments without `cursor`.
+    /// The call's arguments without `cursor`, and their digest.
     pub arguments: &'a Map<String, Value>,
+    pub arguments_digest: &'a str,
 }
 
 pub fn issue(key: &[u8], b: &Binding, next: &Position, ttl_seconds: u64) -> String {
     let mut payload = json!({
-        "p": b.principal, "c": b.tool, "a": tokens::arguments_digest(b.arguments),
+        "p": b.principal, "c": b.tool, "a": b.arguments_digest,
         "x": tokens::expiry(ttl_seconds as i64),
     });
     match next {
@@ -84,7 +86,7 @@ pub fn verify(
         || format!("Invalid cursor for {tool}: it is not a cursor this server issued; {restart}.");
     let text = cursor.as_str().ok_or_else(invalid)?;
     let p = tokens::open(key, Kind::PageCursor, text, MAX_CURSOR_BYTES).map_err(|_| invalid())?;
-    if p["p"] != b.principal || p["c"] != tool || p["a"] != tokens::arguments_digest(b.arguments) {
+    if p["p"] != b.principal || p["c"] != tool || p["a"] != b.arguments_digest {
         return Err(format!(
             "Invalid cursor for {tool}: it was issued for another caller, tool or arguments; pass it with exactly the other arguments of the call that returned it, or {restart}."
         ));
@@ -295,37 +297,39 @@ pub fn first(cap: &Capability, s: &crate::settings::Settings) -> Window {
     window(cap, s, Position::Offset(0))
 }
 
-/// Takes `cursor` out of a paged tool's arguments and returns the window it continues at, or
-/// the words the model gets for a bad cursor.
+/// The window the call's page starts at: the first page, or where the plan's cursor continues;
+/// for a bad cursor, the words the model gets.
 pub fn start(
     registry: &crate::registry::Registry,
-    caller: &crate::registry::Caller,
     cap: &Capability,
-    args: &mut Map<String, Value>,
+    plan: &ToolCall,
 ) -> Result<Window, String> {
     let s = &registry.settings;
     if !is_paged(cap) {
         return Ok(first(cap, s));
     }
-    let reserve = FOOTER_BYTES + crate::render::json_len(&*args);
-    let Some(cursor) = args.remove(CURSOR) else {
+    let reserve = FOOTER_BYTES + crate::render::json_len(&plan.arguments);
+    let Some(cursor) = &plan.cursor else {
         return Ok(Window {
             reserve,
             ..first(cap, s)
         });
     };
-    let principal = caller.principal.digest().to_string();
-    let b = Binding {
-        principal: &principal,
-        tool: &cap.name,
-        arguments: args,
-    };
     let order_by = cap.meta.order_by.clone().unwrap_or_default();
-    let position = verify(cursor_base_key(registry), &cursor, &b, &order_by)?;
+    let position = verify(cursor_base_key(registry), cursor, &binding(plan), &order_by)?;
     Ok(Window {
         reserve,
         ..window(cap, s, position)
     })
+}
+
+fn binding(plan: &ToolCall) -> Binding<'_> {
+    Binding {
+        principal: &plan.caller.principal,
+        tool: &plan.tool,
+        arguments: &plan.arguments,
+        arguments_digest: &plan.arguments_digest,
+    }
 }
 
 fn cursor_base_key(registry: &crate::registry::Registry) -> &[u8] {
@@ -336,26 +340,20 @@ fn cursor_base_key(registry: &crate::registry::Registry) -> &[u8] {
         .unwrap_or_default()
 }
 
-/// `(text, structuredContent)` of one page of `cap`'s rows, for `caller` (see Page::finish).
+/// `(text, structuredContent)` of one page of `cap`'s rows for the plan (see Page::finish).
 pub fn result(
     registry: &crate::registry::Registry,
-    caller: &crate::registry::Caller,
     cap: &Capability,
-    args: &Map<String, Value>,
+    plan: &ToolCall,
     window: &Window,
     page: PageRows,
     held: bool,
 ) -> Result<(String, Value), String> {
-    let principal = caller.principal.digest().to_string();
     Page {
         cap,
         window,
         page,
-        binding: Binding {
-            principal: &principal,
-            tool: &cap.name,
-            arguments: args,
-        },
+        binding: binding(plan),
         key: cursor_base_key(registry),
         ttl_seconds: registry.settings.cursor_ttl_seconds,
     }

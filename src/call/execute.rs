@@ -2,8 +2,8 @@
 //! PostgreSQL's own input functions (as PostgREST does), the function called by its catalog name,
 //! as the caller's role, in a subtransaction. No value ever becomes SQL text.
 
+use crate::call::pages::{PageRows, Position, Rows, Window};
 use crate::datum::JsonValue;
-use crate::pages::{PageRows, Position, Rows, Window};
 use crate::registry::{Caller, Capability};
 use crate::result_json::TextPage;
 use crate::session::{self, CaughtSqlError};
@@ -75,7 +75,7 @@ fn call_sql(cap: &Capability, args: &Map<String, Value>, window: &Window) -> Str
         ReturnShape::Json | ReturnShape::Text => "pg_catalog.to_json(_chumbo_r)::pg_catalog.text",
     };
     if cap.returns_set {
-        crate::pages::page_sql(value, &from, window)
+        crate::call::pages::page_sql(value, &from, window)
     } else {
         format!("select {value} from {from}")
     }

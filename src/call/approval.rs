@@ -13,10 +13,11 @@
 //! Single use is durable: nonces are redeemed in chumbo.request_state_uses (pruned as states
 //! are). Every decision (asked, approved, declined, refused) is an audit event.
 
+use crate::call::plan::ToolCall;
+use crate::call::policy::{self, Denied};
 use crate::error::Error;
 use crate::ledger;
 use crate::mrtr;
-use crate::policy::{self, Denied};
 use crate::predicates::TOKEN_ARGUMENT;
 use crate::registry::{Caller, Capability, Registry};
 use crate::session;
@@ -33,12 +34,12 @@ const ASKED_KEY: &str = "io.chumbo/approval-asked";
 const TOKEN_TTL_SECONDS: i64 = 300;
 const MAX_TOKEN_BYTES: usize = 2048;
 
-/// What the policy gate decided about a tools/call.
+/// What the approval step decided about a tools/call.
 pub enum Gate {
-    /// Run with these arguments (the token removed) and, when the gate verified a requestState
-    /// itself (an approval round), the input responses it verified: that state is consumed, so
-    /// the run takes these instead of reading the request's requestState and inputResponses.
-    Run(Map<String, Value>, Option<Map<String, Value>>),
+    /// Run, with these input responses: the verified ones of earlier rounds and this request's,
+    /// the approval's own answer kept (with the proof that chumbo asked) so later input rounds
+    /// of the tool carry it forward.
+    Run(Map<String, Value>),
     /// An `isError` result with this text.
     Deny(String),
     /// This result (input_required, or the confirmation request of legacy clients).
@@ -47,29 +48,28 @@ pub enum Gate {
     Invalid(Error),
 }
 
-/// The request as the gate sees it.
-pub struct Call<'a> {
-    pub registry: &'a Registry,
-    pub caller: &'a Caller,
-    /// Some (the client's declared capabilities) in MCP 2026-07-28.
-    pub client_capabilities: Option<&'a Value>,
-    pub params: &'a Map<String, Value>,
-}
-
-/// Called by protocol::tools::call_tool after argument validation and before the run: the
-/// execution predicate, then the approval.
-pub fn gate(call: &Call, cap: &Capability, mut args: Map<String, Value>) -> Gate {
-    let token = args.remove(TOKEN_ARGUMENT);
-    let (registry, caller) = (call.registry, call.caller);
-    if let Err(Denied(m)) = policy::may_execute(registry, cap, caller, &args) {
-        return Gate::Deny(m);
-    }
-    match policy::needs_approval(registry, cap, caller, &args) {
+/// The approval step of the plan (src/call/steps.rs), after the execution predicate: a tool that
+/// needs the user's confirmation runs only with a valid confirmation token, or with the user's
+/// accepting answer to the elicitation chumbo asked for this very call. `input`: the input
+/// step's outcome (earlier rounds verified, this request's responses added).
+pub fn gate(
+    registry: &Registry,
+    caller: &Caller,
+    cap: &Capability,
+    plan: &ToolCall,
+    input: Result<Map<String, Value>, Error>,
+) -> Gate {
+    match policy::needs_approval(registry, cap, caller, &plan.arguments) {
         Err(Denied(m)) => return Gate::Deny(m),
-        Ok(false) => return Gate::Run(args, None),
+        Ok(false) => {
+            return match input {
+                Ok(responses) => Gate::Run(responses),
+                Err(e) => Gate::Invalid(e),
+            }
+        }
         Ok(true) => {}
     }
-    let era = if call.client_capabilities.is_some() {
+    let era = if plan.era.client_capabilities.is_some() {
         "modern"
     } else {
         "legacy"
@@ -79,16 +79,16 @@ pub fn gate(call: &Call, cap: &Capability, mut args: Map<String, Value>) -> Gate
             ledger::audit(
                 false,
                 ledger::Event {
-                    trace_id: &session::trace_id(),
+                    trace_id: &plan.trace_id,
                     era,
                     method: Some("approval"),
                     capability: Some(&cap.name),
-                    principal: caller.principal.digest(),
+                    principal: &plan.caller.principal,
                     outcome: decision,
                     duration_ms: 0.0,
                     bytes: 0,
                     detail: Some(
-                        json!({"via": via, "arguments_sha256": tokens::arguments_digest(&args), "reason": reason}),
+                        json!({"via": via, "arguments_sha256": plan.arguments_digest, "reason": reason}),
                     ),
                     run_id: None,
                 },
@@ -100,13 +100,15 @@ pub fn gate(call: &Call, cap: &Capability, mut args: Map<String, Value>) -> Gate
         .get("request_state")
         .cloned()
         .unwrap_or_default();
-    let digest = caller.principal.digest().to_string();
-    if let Some(token) = token {
+    if let Some(token) = &plan.confirmation_token {
         let token = token.as_str().unwrap_or("");
-        return match redeem_token(&key, token, &digest, &cap.name, &args) {
+        return match redeem_token(&key, token, plan) {
             Ok(()) => {
                 audit("approved", "confirmation token", None);
-                Gate::Run(args, None)
+                match input {
+                    Ok(responses) => Gate::Run(responses),
+                    Err(e) => Gate::Invalid(e),
+                }
             }
             Err(why) => {
                 audit("refused", "confirmation token", Some(why));
@@ -117,39 +119,24 @@ pub fn gate(call: &Call, cap: &Capability, mut args: Map<String, Value>) -> Gate
             }
         };
     }
-    let can_ask = call
+    let can_ask = plan
+        .era
         .client_capabilities
+        .as_ref()
         .is_some_and(|c| c.get("elicitation").is_some());
     if !can_ask {
         audit("asked", "confirmation token", None);
-        return Gate::Reply(confirmation_request(&key, &digest, cap, &args));
+        return Gate::Reply(confirmation_request(&key, cap, plan));
     }
-    let arguments = Value::Object(args.clone());
-    let binding = mrtr::Binding {
-        principal: &digest,
-        method: "tools/call",
-        capability: &cap.name,
-        arguments: &arguments,
-    };
-    // Earlier rounds' responses, from a state chumbo signed for exactly this call.
-    let mut responses = Map::new();
-    if let Some(state) = call.params.get("requestState") {
-        let Some(state) = state.as_str() else {
-            return Gate::Invalid(Error::InvalidParams("requestState must be a string".into()));
-        };
-        match mrtr::verify(&key, state, &binding) {
-            Ok(r) => responses = r,
-            Err(e) => {
-                audit("refused", "input request", Some(&e.to_string()));
-                return Gate::Invalid(e);
-            }
+    let mut responses = match input {
+        Ok(r) => r,
+        Err(e) => {
+            audit("refused", "input request", Some(&e.to_string()));
+            return Gate::Invalid(e);
         }
-    }
+    };
+    // Only a state chumbo signed carries the proof that it asked (from_client drops the key).
     let asked = responses.remove(ASKED_KEY);
-    match from_client(call.params) {
-        Ok(given) => responses.extend(given),
-        Err(e) => return Gate::Invalid(e),
-    }
     let answer = responses.get(INPUT_KEY).cloned();
     match (asked, answer) {
         (Some(asked), Some(answer)) => {
@@ -157,10 +144,8 @@ pub fn gate(call: &Call, cap: &Capability, mut args: Map<String, Value>) -> Gate
                 && answer.pointer("/content/approve") == Some(&json!(true))
             {
                 audit("approved", "input request", None);
-                // The state is consumed: the run must not verify it again. Keep the proof and the
-                // answer in what later input rounds of the tool carry forward.
                 responses.insert(ASKED_KEY.into(), asked);
-                Gate::Run(args, Some(responses))
+                Gate::Run(responses)
             } else {
                 audit("declined", "input request", None);
                 Gate::Deny(format!(
@@ -174,11 +159,12 @@ pub fn gate(call: &Call, cap: &Capability, mut args: Map<String, Value>) -> Gate
             responses.remove(INPUT_KEY);
             responses.insert(
                 ASKED_KEY.into(),
-                json!({"arguments_sha256": tokens::arguments_digest(&args)}),
+                json!({"arguments_sha256": plan.arguments_digest}),
             );
+            let binding = plan.input_binding();
             Gate::Reply(json!({
                 "resultType": "input_required",
-                "inputRequests": {INPUT_KEY: elicitation(cap, &args)},
+                "inputRequests": {INPUT_KEY: elicitation(cap, &plan.arguments)},
                 "requestState": mrtr::issue(&key, &binding, &responses),
             }))
         }
@@ -188,8 +174,8 @@ pub fn gate(call: &Call, cap: &Capability, mut args: Map<String, Value>) -> Gate
 /// The request's `inputResponses`, without the key only chumbo may sign: a client that sends
 /// `io.chumbo/approval-asked` must not get it into a requestState (through a tool's own input
 /// round) that a later approval gate would take as proof that the user was asked.
-pub fn from_client(params: &Map<String, Value>) -> Result<Map<String, Value>, Error> {
-    match params.get("inputResponses") {
+pub fn from_client(given: Option<&Value>) -> Result<Map<String, Value>, Error> {
+    match given {
         None => Ok(Map::new()),
         Some(Value::Object(given)) => {
             let mut responses = Map::new();
@@ -238,20 +224,15 @@ fn elicitation(cap: &Capability, args: &Map<String, Value>) -> Value {
     })
 }
 
-fn confirmation_request(
-    key: &[u8],
-    principal: &str,
-    cap: &Capability,
-    args: &Map<String, Value>,
-) -> Value {
+fn confirmation_request(key: &[u8], cap: &Capability, plan: &ToolCall) -> Value {
     let payload = json!({
-        "p": principal, "c": cap.name, "a": tokens::arguments_digest(args),
+        "p": plan.caller.principal, "c": plan.tool, "a": plan.arguments_digest,
         "x": tokens::expiry(TOKEN_TTL_SECONDS), "n": session::trace_id(),
     });
     let token = tokens::sign(key, Kind::ApprovalToken, &payload);
     let text = format!(
         "Not run yet: this call needs the user's confirmation.\n\n{}\n\nAsk the user whether to run it. If they agree, call {} again with exactly the same arguments plus \"{TOKEN_ARGUMENT}\": \"{token}\" (valid for {} minutes, once).",
-        describe(cap, args),
+        describe(cap, &plan.arguments),
         cap.name,
         TOKEN_TTL_SECONDS / 60
     );
@@ -263,13 +244,7 @@ fn confirmation_request(
 }
 
 /// Checks a confirmation token against this call and consumes it.
-fn redeem_token(
-    key: &[u8],
-    token: &str,
-    principal: &str,
-    tool: &str,
-    args: &Map<String, Value>,
-) -> Result<(), &'static str> {
+fn redeem_token(key: &[u8], token: &str, plan: &ToolCall) -> Result<(), &'static str> {
     let p =
         tokens::open(key, Kind::ApprovalToken, token, MAX_TOKEN_BYTES).map_err(|r| match r {
             Refused::Malformed => "is malformed",
@@ -278,7 +253,10 @@ fn redeem_token(
     if tokens::expired(&p) {
         return Err("has expired");
     }
-    if p["p"] != principal || p["c"] != tool || p["a"] != tokens::arguments_digest(args) {
+    if p["p"] != plan.caller.principal.as_str()
+        || p["c"] != plan.tool.as_str()
+        || p["a"] != plan.arguments_digest.as_str()
+    {
         return Err("was issued for another user, tool or arguments");
     }
     let nonce = format!("approval:{}", p["n"].as_str().unwrap_or(""));

@@ -1,0 +1,20 @@
+//! One `tools/call` as a plan and the steps that run it (see docs/architecture.md):
+//!
+//! - [plan]: the call resolved once into a value ([plan::ToolCall]) that serialises to jsonb;
+//! - [steps]: the steps, in their fixed order, each a function of the plan and what the steps
+//!   before it produced;
+//! - what the steps use: [policy] (the app's predicates), [approval], [idempotency], [pages]
+//!   (windows and cursors), [execute] (the run as the caller, within its
+//!   time bound), [projection] (the app's output and error projections).
+//!
+//! Resources and prompts run through the same [steps::execute] (their own plan is only a URI or a
+//! name and arguments).
+
+pub mod approval;
+pub mod execute;
+pub mod idempotency;
+pub mod pages;
+pub mod plan;
+pub mod policy;
+pub mod projection;
+pub mod steps;

@@ -170,7 +170,7 @@ revoke all on function chumbo._skill_unpack(bytea, text), chumbo._builtin_skill(
 select chumbo.install_skill(b.archive, b.sha256) from chumbo._builtin_skill() b;
 -- end skills
 
--- onceonly: exactly-once operations and run correlation (src/idempotency.rs, src/runs.rs,
+-- onceonly: exactly-once operations and run correlation (src/call/idempotency.rs, src/runs.rs,
 -- sql/idempotency.sql).
 CREATE FUNCTION chumbo."run_id"() RETURNS TEXT
 STRICT

@@ -1363,7 +1363,7 @@ AS 'MODULE_PATHNAME', 'run_id_wrapper';
 --   guards::now
 --   runs::run_id
 
--- Exactly-once operations and run correlation (src/idempotency.rs,
+-- Exactly-once operations and run correlation (src/call/idempotency.rs,
 -- src/runs.rs). Written and read only as the extension owner; anon/authenticated have no access.
 
 -- The stored outcome of an idempotent call: (principal digest, tool, digest of the key) answers

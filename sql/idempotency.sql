@@ -1,4 +1,4 @@
--- Exactly-once operations and run correlation (src/idempotency.rs,
+-- Exactly-once operations and run correlation (src/call/idempotency.rs,
 -- src/runs.rs). Written and read only as the extension owner; anon/authenticated have no access.
 
 -- The stored outcome of an idempotent call: (principal digest, tool, digest of the key) answers

@@ -68,7 +68,7 @@ pub struct Metadata {
     /// "schema.function" `(rows jsonb) returns text` that writes the text block of a
     /// set-returning tool's page, run as the caller (default: a Markdown table or JSON lines).
     pub text: Option<String>,
-    // Model-output projection and exactly-once operations (src/projection.rs, src/idempotency.rs).
+    // Model-output projection and exactly-once operations (src/call/projection.rs, src/call/idempotency.rs).
     /// "schema.function" taking `(result jsonb)` and returning `jsonb`: what the model (and the
     /// client) sees of this tool's result, run as the caller. An object becomes the
     /// `structuredContent` and its JSON the text; a string is the text alone.
@@ -76,7 +76,7 @@ pub struct Metadata {
     /// The parameter whose value is the call's idempotency key (the `_meta` key
     /// `io.chumbo/idempotency-key` works for every tool that is not read-only).
     pub idempotency_key: Option<String>,
-    // Tool policies (src/predicates.rs, src/policy.rs, src/approval.rs).
+    // Tool policies (src/predicates.rs, src/call/policy.rs, src/call/approval.rs).
     /// "schema.function" `() returns boolean`, run as the caller once per request: false hides
     /// the capability from lists and refuses calls as if it did not exist.
     pub visible: Option<String>,
@@ -338,7 +338,7 @@ mod tests {
     }
 }
 
-/// The argument chumbo adds to every paged (set-returning) tool's inputSchema (src/pages.rs).
+/// The argument chumbo adds to every paged (set-returning) tool's inputSchema (src/call/pages.rs).
 pub const CURSOR: &str = "cursor";
 
 /// Problems with a capability's paging metadata, for doctor (the capability is then hidden).

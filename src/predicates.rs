@@ -1,7 +1,7 @@
 //! The policy functions a capability's `@mcp` metadata names (`visible`, `can_execute`,
 //! `approval`) and the `scope_resolver` setting, resolved through the catalog when the registry
-//! is built (so the registry can hold them); running them is src/policy.rs, approvals
-//! src/approval.rs.
+//! is built (so the registry can hold them); running them is src/call/policy.rs, approvals
+//! src/call/approval.rs.
 
 use crate::metadata::{self, Metadata};
 use crate::session;

@@ -1049,7 +1049,7 @@ fn reflect(f: &ReflectedFunction, overloaded: bool) -> (Entry, Option<Capability
 
 /// Step 2: the @mcp metadata, the resource URI template and the kind they make.
 /// The metadata rules of paging, model_output and idempotency_key (metadata.rs); set-returning
-/// tools page (src/pages.rs), so a `cursor` argument (and `next_cursor`/`next_call` in a declared
+/// tools page (src/call/pages.rs), so a `cursor` argument (and `next_cursor`/`next_call` in a declared
 /// output schema) is added to their schemas.
 fn check_rules(
     f: &ReflectedFunction,

@@ -100,7 +100,7 @@ pub struct Settings {
     pub idempotency_ttl_seconds: u32,
     /// How long a run handle (`_meta` `io.chumbo/run`) stays valid, in seconds.
     pub run_ttl_seconds: u32,
-    // Tool policies (src/policy.rs).
+    // Tool policies (src/call/policy.rs).
     /// "schema.function" `() returns text[]`, run as the caller: the caller's scopes, from the
     /// application's own tables, used instead of the token's `scope`/`scp` claims.
     pub scope_resolver: Option<String>,

@@ -31,7 +31,7 @@ fn resolve(func: &str, args: &str) -> Option<String> {
 }
 
 /// The value a projection receives: what the tool returned, as JSON (rows as
-/// `{"rows": [...], "more": bool}` - one page of them, see src/pages.rs - a tool result object as
+/// `{"rows": [...], "more": bool}` - one page of them, see src/call/pages.rs - a tool result object as
 /// it is).
 fn value_of(returned: Returned) -> Value {
     match returned {

@@ -22,7 +22,7 @@ pub(super) fn visible<'r>(
         .capabilities
         .iter()
         .map(|c| &**c)
-        // the visibility predicate last: it runs application code (src/policy.rs)
+        // the visibility predicate last: it runs application code (src/call/policy.rs)
         .filter(move |c| {
             kind(c)
                 && ctx.caller.may_use(c)

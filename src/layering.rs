@@ -8,12 +8,12 @@
 //! 2. backend plumbing: spi_read, then session (roles, subtransactions, settings), then audit_queue
 //!    (read-only calls' audit rows, written by a background worker), ledger,
 //!    apikey, auth, skills (stored skills), predicates (policy functions resolved)
-//! 3. the registry and MRTR: registry, mrtr, runs; then call/ (one tools/call as a plan and its
+//! 3. the registry and MRTR: registry, mrtr, runs; scope (the per-request state of principal,
+//!    events, MRTR and trace id); then call/ (one tools/call as a plan and its
 //!    steps: page windows and cursors, the run of a capability, the policy, approval, projection
 //!    and idempotency around it)
-//! 4. scope (the per-request state of principal, events and mrtr)
-//! 5. protocol (every MCP method, by family)
-//! 6. entry points: api (chumbo.handle/http/mcp), doctor
+//! 4. protocol (every MCP method, by family)
+//! 5. entry points: api (chumbo.handle/http/mcp), doctor
 //!
 //! The test reads every `crate::<module>` path in src (in `use` lines and inline paths alike,
 //! comments skipped) and fails on any cycle between top-level modules; a second one does the

@@ -1,6 +1,6 @@
 -- The capability registry's inputs: the capability version every backend compares its cached
 -- registry against, what moves it, and the type descriptor reflection reads (sql/reflect.sql,
--- src/registry.rs).
+-- src/registry/mod.rs).
 
 -- The capability version. Every DDL, COMMENT, GRANT and settings change takes a number from the
 -- sequence (which never rolls back, so any backend sees at once that something may have moved)
@@ -9,7 +9,7 @@
 -- could see when it read the catalog. Numbers are taken in one order and may commit in another,
 -- so the newest committed number alone does not say that nothing is missing: a registry built
 -- while any change was still open is built again once every change has settled (the advisory
--- lock in _schema_changed; src/registry.rs). A change that touched only functions records which:
+-- lock in _schema_changed; src/registry/changes.rs). A change that touched only functions records which:
 -- a backend whose registry is a few changes behind then re-reads those functions alone.
 create sequence chumbo.schema_version;
 revoke all on sequence chumbo.schema_version from public;

@@ -1,5 +1,5 @@
 //! JSON text that joins a response without becoming a `serde_json::Value` tree first: a page of
-//! rows already written as text (src/result_json.rs) stands in the response as a placeholder
+//! rows already written as text (src/result_json/text_page.rs) stands in the response as a placeholder
 //! string, and the response's writers (`write`, `datum::jsonb_of`) put the text in its place.
 //! Building, counting and dropping a Value per row cost more than the rest of chumbo's own work
 //! on a 50-row call.

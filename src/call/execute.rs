@@ -60,7 +60,7 @@ fn call_sql(cap: &Capability, args: &Map<String, Value>, window: &Window) -> Str
             named.join(", ")
         )
     };
-    // Rows stay composite datums, read column by column (src/result_json.rs); other values as
+    // Rows stay composite datums, read column by column (src/result_json/mod.rs); other values as
     // JSON text: to_json writes them straight out, where to_jsonb would build a jsonb tree and
     // sort its keys only for chumbo to walk it again. serde parses the text once; jsonb's
     // normalisation (duplicate keys: the last wins) is what serde does too, so the result is the

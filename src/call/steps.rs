@@ -10,7 +10,7 @@
 //!    inside it, project and render the result ([tool_result]), so a refused result rolls back
 //! 8. record        store the idempotent outcome, in the call's transaction
 //!
-//! (The request's audit row is written by the entry point for every method, src/api.rs.)
+//! (The request's audit row is written by the entry point for every method, src/api/mod.rs.)
 //!
 //! Visibility comes before all of them: a plan is only made for a tool the caller may see
 //! (protocol::call::named). Each step is a function of the plan and of what earlier steps

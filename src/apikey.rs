@@ -38,7 +38,13 @@ fn create_api_key(
     )
     .ok()
     .flatten()
-    .unwrap_or_else(|| error!("chumbo.create_api_key: could not store the key"));
+    .unwrap_or_else(|| {
+        crate::error::raise(
+            pgrx::PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+            "chumbo.create_api_key: could not store the key",
+            None,
+        )
+    });
     format!("{PREFIX}{id}_{secret}")
 }
 

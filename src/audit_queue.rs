@@ -427,7 +427,7 @@ fn insert(batch: &[Entry]) {
             ],
         )
     })
-    .unwrap_or_else(|e| pgrx::error!("chumbo: could not write queued audit events: {e}"));
+    .unwrap_or_else(|e| crate::error::raise(pgrx::PgSqlErrorCode::ERRCODE_INTERNAL_ERROR, format!("chumbo: could not write queued audit events: {e}"), None));
 }
 
 /// chumbo.audit_flush(): waits (at most 10 s) until every row queued before the call is in

@@ -59,7 +59,11 @@ fn content_blob_resource(uri: &str, data: &[u8], mime_type: &str) -> JsonB {
 #[pg_extern(immutable, parallel_safe)]
 fn message(role: &str, content: JsonB) -> JsonB {
     if role != "user" && role != "assistant" {
-        error!("chumbo.message: role must be 'user' or 'assistant'");
+        crate::error::raise(
+            pgrx::PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+            "chumbo.message: role must be 'user' or 'assistant'",
+            None,
+        );
     }
     JsonB(json!({"role": role, "content": content.0}))
 }

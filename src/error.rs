@@ -3,7 +3,42 @@
 //! anything the caller could not see anyway (a capability it may not use is "Unknown", exactly
 //! like one that does not exist).
 
+use pgrx::{ereport, PgLogLevel, PgSqlErrorCode};
 use serde_json::{json, Value};
+use std::cell::RefCell;
+
+thread_local! {
+    /// The message of the last ERROR chumbo raised ([raise]), until a caught error is checked
+    /// against it ([raised_by_chumbo]).
+    static RAISED: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Raises an ERROR in chumbo's own words: the one way chumbo raises one, so that when a call's
+/// error is caught its origin is known by construction ([raised_by_chumbo]): the application's
+/// (PL/pgSQL `RAISE`), chumbo's (this), or PostgreSQL's (anything else, shown only as a fixed
+/// text). `detail` goes to the client with the message.
+pub fn raise(code: PgSqlErrorCode, message: impl Into<String>, detail: Option<&str>) -> ! {
+    let message = message.into();
+    RAISED.with(|r| *r.borrow_mut() = Some(message.clone()));
+    match detail {
+        Some(d) => ereport!(PgLogLevel::ERROR, code, message, d),
+        None => ereport!(PgLogLevel::ERROR, code, message),
+    }
+    unreachable!("ereport(ERROR) does not return")
+}
+
+/// Whether a caught error with `message` is the one chumbo raised last; forgets that either way.
+pub fn raised_by_chumbo(message: &str) -> bool {
+    RAISED
+        .with(|r| r.borrow_mut().take())
+        .is_some_and(|m| m == message)
+}
+
+/// Forgets what chumbo raised before (a call begins: an error raised and caught earlier is not
+/// this call's).
+pub fn forget_raised() {
+    RAISED.with(|r| r.borrow_mut().take());
+}
 
 pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;

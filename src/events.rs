@@ -93,7 +93,11 @@ fn push(event: Value) {
 #[pg_extern]
 fn log(level: &str, data: JsonB, logger: default!(Option<&str>, "NULL")) {
     if !valid_level(level) {
-        error!("chumbo.log: level must be one of {}", LEVELS.join(", "));
+        crate::error::raise(
+            pgrx::PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+            format!("chumbo.log: level must be one of {}", LEVELS.join(", ")),
+            None,
+        );
     }
     let mut params = json!({"level": level, "data": data.0});
     if let Some(l) = logger {

@@ -209,7 +209,13 @@ fn valid_claim_key(key: &str) -> bool {
 #[pg_extern(volatile, parallel_safe)]
 fn now() -> TimestampWithTimeZone {
     let ts = now_timestamptz();
-    TimestampWithTimeZone::try_from(ts).unwrap_or_else(|_| error!("chumbo.now: out of range"))
+    TimestampWithTimeZone::try_from(ts).unwrap_or_else(|_| {
+        crate::error::raise(
+            pgrx::PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+            "chumbo.now: out of range",
+            None,
+        )
+    })
 }
 
 /// chumbo.now() as PostgreSQL's TimestampTz (microseconds since 2000-01-01).
@@ -227,7 +233,13 @@ pub fn now_timestamptz() -> pg_sys::TimestampTz {
                         (-1i32).into_datum(),
                     ],
                 )
-                .unwrap_or_else(|| error!("chumbo.pinned_now is not a timestamp"))
+                .unwrap_or_else(|| {
+                    crate::error::raise(
+                        pgrx::PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+                        "chumbo.pinned_now is not a timestamp",
+                        None,
+                    )
+                })
             }
         }
         // SAFETY: GetCurrentTimestamp reads the clock; no pointers involved.

@@ -133,7 +133,11 @@ pub fn audit(last: bool, event: Event) {
     });
     if written.is_err() {
         // SQL errors never get here (they abort the transaction); this is pgrx's own refusal.
-        pgrx::error!("chumbo: could not write an audit event");
+        crate::error::raise(
+            pgrx::PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+            "chumbo: could not write an audit event",
+            None,
+        );
     }
 }
 

@@ -122,9 +122,17 @@ fn expand_settings(changes: pgrx::JsonB) -> pgrx::JsonB {
     match changes.0 {
         serde_json::Value::Object(m) => match settings::Settings::expand_presets(m) {
             Ok(m) => pgrx::JsonB(serde_json::Value::Object(m)),
-            Err(e) => error!("chumbo.configure: {e}"),
+            Err(e) => crate::error::raise(
+                pgrx::PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+                format!("chumbo.configure: {e}"),
+                None,
+            ),
         },
-        _ => error!("chumbo.configure expects a JSON object"),
+        _ => crate::error::raise(
+            pgrx::PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+            "chumbo.configure expects a JSON object",
+            None,
+        ),
     }
 }
 

@@ -111,7 +111,11 @@ fn input(key: &str, request: JsonB) -> JsonB {
 #[pg_extern(name = "inputs")]
 fn inputs(requests: JsonB) -> JsonB {
     let Value::Object(requests) = requests.0 else {
-        error!("chumbo.inputs expects an object of input requests");
+        crate::error::raise(
+            pgrx::PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+            "chumbo.inputs expects an object of input requests",
+            None,
+        );
     };
     JsonB(Value::Object(ask(requests)))
 }

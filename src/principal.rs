@@ -147,13 +147,11 @@ pub fn in_request() -> bool {
 
 fn current() -> (Principal, Vec<u8>) {
     CURRENT.with(|c| c.borrow().clone()).unwrap_or_else(|| {
-        ereport!(
-            PgLogLevel::ERROR,
+        crate::error::raise(
             PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
             "chumbo: no MCP request is in progress",
-            "chumbo's state, limit and sandbox functions only work inside a capability called through chumbo"
-        );
-        unreachable!()
+            Some("chumbo's state, limit and sandbox functions only work inside a capability called through chumbo"),
+        )
     })
 }
 
@@ -176,12 +174,11 @@ fn principal_json() -> JsonB {
 fn principal_partition() -> Vec<u8> {
     let (p, key) = current();
     let Some(identity) = p.identity else {
-        ereport!(
-            PgLogLevel::ERROR,
+        crate::error::raise(
             PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
-            "chumbo: anonymous callers have no durable state"
-        );
-        unreachable!()
+            "chumbo: anonymous callers have no durable state",
+            None,
+        )
     };
     let mut mac =
         <Hmac<Sha256> as KeyInit>::new_from_slice(&key).expect("HMAC takes any key length");

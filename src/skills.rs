@@ -125,14 +125,11 @@ fn skill_unpack(
 > {
     let skill = match skills_archive::unpack(archive, sha256) {
         Ok(s) => s,
-        Err(e) => {
-            ereport!(
-                PgLogLevel::ERROR,
-                PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
-                format!("chumbo.install_skill: {e}")
-            );
-            unreachable!("ereport at ERROR does not return")
-        }
+        Err(e) => crate::error::raise(
+            PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+            format!("chumbo.install_skill: {e}"),
+            None,
+        ),
     };
     let frontmatter = Value::Object(skill.frontmatter);
     let name = skill.name;

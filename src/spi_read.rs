@@ -32,7 +32,11 @@ fn read_at_most<R>(
     let before = top_xid();
     let r = Spi::connect(|c| f(c.select(sql, limit.map(|l| l as _), args)?));
     if before == pg_sys::InvalidTransactionId && top_xid() != pg_sys::InvalidTransactionId {
-        error!("chumbo: an internal read took a transaction id");
+        crate::error::raise(
+            pgrx::PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+            "chumbo: an internal read took a transaction id",
+            None,
+        );
     }
     r
 }

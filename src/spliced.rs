@@ -19,7 +19,7 @@ thread_local! {
         let mut b = [0u8; 16];
         // SAFETY: writes 16 bytes into a buffer of 16.
         if !unsafe { pgrx::pg_sys::pg_strong_random(b.as_mut_ptr().cast(), b.len()) } {
-            pgrx::error!("chumbo: no strong random bytes");
+            crate::error::raise(pgrx::PgSqlErrorCode::ERRCODE_INTERNAL_ERROR, "chumbo: no strong random bytes", None);
         }
         crate::principal::hex(&b)
     };

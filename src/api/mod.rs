@@ -230,10 +230,10 @@ fn process_message(
 fn refuse_nested_call() {
     // SAFETY: reads the backend's security context only.
     if principal::in_request() || unsafe { pg_sys::InSecurityRestrictedOperation() } {
-        ereport!(
-            PgLogLevel::ERROR,
+        crate::error::raise(
             PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
-            "chumbo: a capability cannot call chumbo.handle, chumbo.mcp or chumbo.http"
+            "chumbo: a capability cannot call chumbo.handle, chumbo.mcp or chumbo.http",
+            None,
         );
     }
 }

@@ -206,14 +206,11 @@ pub fn call<T>(
             });
             match returned.map(finish) {
                 Ok(Ok(v)) => Ok(v),
-                Ok(Err(rejected)) => {
-                    ereport!(
-                        PgLogLevel::ERROR,
-                        PgSqlErrorCode::ERRCODE_DATA_EXCEPTION,
-                        format!("chumbo: {rejected}")
-                    );
-                    unreachable!("ereport(ERROR) does not return")
-                }
+                Ok(Err(rejected)) => crate::error::raise(
+                    PgSqlErrorCode::ERRCODE_DATA_EXCEPTION,
+                    format!("chumbo: {rejected}"),
+                    None,
+                ),
                 Err(e) => Err(e),
             }
         },

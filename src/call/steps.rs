@@ -28,7 +28,6 @@ use crate::events;
 use crate::mrtr;
 use crate::registry::{Caller, Capability, Registry};
 use crate::types::ReturnShape;
-use pgrx::prelude::*;
 use serde_json::{json, Map, Value};
 
 /// Why a call ends without the tool's value.
@@ -200,7 +199,11 @@ fn claim(registry: &Registry, plan: &ToolCall) -> Result<Option<idempotency::Ope
 fn record(operation: Option<idempotency::Operation>, result: &Value) {
     if let Some(op) = operation {
         if let Err(e) = idempotency::complete(op, result) {
-            error!("chumbo: the outcome of an idempotent call could not be stored: {e}");
+            crate::error::raise(
+                pgrx::PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+                format!("chumbo: the outcome of an idempotent call could not be stored: {e}"),
+                None,
+            );
         }
     }
 }

@@ -22,12 +22,7 @@ pub fn parse(text: &str) -> Value {
         } else {
             "chumbo: the result is not valid JSON"
         };
-        pgrx::ereport!(
-            pgrx::PgLogLevel::ERROR,
-            pgrx::PgSqlErrorCode::ERRCODE_DATA_EXCEPTION,
-            reason
-        );
-        unreachable!("ereport(ERROR) does not return")
+        crate::error::raise(pgrx::PgSqlErrorCode::ERRCODE_DATA_EXCEPTION, reason, None)
     })
 }
 

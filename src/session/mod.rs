@@ -34,7 +34,13 @@ fn owner_oid() -> pg_sys::Oid {
     )
     .ok()
     .flatten()
-    .unwrap_or_else(|| error!("chumbo: schema chumbo is missing"));
+    .unwrap_or_else(|| {
+        crate::error::raise(
+            pgrx::PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+            "chumbo: schema chumbo is missing",
+            None,
+        )
+    });
     OWNER.with(|c| c.set(Some((schema, o))));
     o
 }
@@ -195,14 +201,14 @@ fn caught(e: &pgrx::pg_sys::panic::CaughtError) -> CaughtSqlError {
         | CaughtError::ErrorReport(r)
         | CaughtError::RustPanic { ereport: r, .. } => {
             let message = r.message().to_string();
-            // A PL/pgSQL RAISE or ASSERT: the application's own words. chumbo's own Rust
-            // errors all start with "chumbo".
+            // A PL/pgSQL RAISE or ASSERT: the application's own words. chumbo's own: raised
+            // through error::raise, which remembers what it raised.
             let plpgsql = r.file() == "pl_exec.c"
                 && matches!(
                     r.function_name(),
                     Some("exec_stmt_raise" | "exec_stmt_assert")
                 );
-            let ours = r.file().ends_with(".rs") && message.starts_with("chumbo");
+            let ours = crate::error::raised_by_chumbo(&message);
             CaughtSqlError {
                 sqlstate: sqlstate_of(r.sql_error_code()),
                 authored: plpgsql || ours,
@@ -251,6 +257,7 @@ thread_local! {
 /// A query cancel (57014) is rolled back and raised again, unless it is chumbo's own per-call
 /// time bound: the client's cancel or the session's statement_timeout must end the statement.
 pub fn in_subtransaction<R>(f: impl FnOnce() -> R) -> Result<R, CaughtSqlError> {
+    crate::error::forget_raised();
     // SAFETY: the subtransaction is begun and then either released or rolled back on every path
     // (PgTryBuilder catches PostgreSQL errors and Rust panics alike); memory context, resource
     // owner and GUC nest level are restored to the values saved here before returning.
@@ -439,11 +446,10 @@ pub fn refuse_temporary_relations_and_types() {
         &[temp.into()],
     );
     if held != Ok(Some(false)) {
-        ereport!(
-            PgLogLevel::ERROR,
+        crate::error::raise(
             PgSqlErrorCode::ERRCODE_INSUFFICIENT_PRIVILEGE,
             "chumbo: this session holds temporary tables or types, which would stand in for the names capabilities use",
-            "Run DISCARD TEMP, or call chumbo.http and chumbo.mcp on a session without temporary objects."
+            Some("Run DISCARD TEMP, or call chumbo.http and chumbo.mcp on a session without temporary objects."),
         );
     }
 }
@@ -701,7 +707,11 @@ pub fn trace_id() -> String {
             let ok = unsafe { pg_sys::pg_strong_random(pool.as_mut_ptr().cast(), pool.len()) };
             if !ok {
                 pool.clear();
-                error!("chumbo: no strong random bytes available");
+                crate::error::raise(
+                    pgrx::PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+                    "chumbo: no strong random bytes available",
+                    None,
+                );
             }
         }
         // Bytes handed out are removed: none is ever used twice.
@@ -716,6 +726,26 @@ pub fn trace_id() -> String {
 #[pgrx::pg_schema]
 mod tests {
     use super::*;
+
+    /// Whose words an error is, decided by how it was raised, never by where: chumbo's through
+    /// error::raise, the application's through PL/pgSQL RAISE, anything else PostgreSQL's.
+    #[pg_test]
+    fn an_errors_origin_is_known_by_construction() {
+        let code = PgSqlErrorCode::ERRCODE_DATA_EXCEPTION;
+        let chumbo = in_subtransaction(|| crate::error::raise(code, "chumbo: refused", None));
+        assert!(chumbo.unwrap_err().authored);
+        // The same words raised another way (Rust code that is not chumbo's raise, such as
+        // another extension's) are not chumbo's: the raise site's file told them apart before.
+        let other = in_subtransaction(|| {
+            ereport!(PgLogLevel::ERROR, code, "chumbo: refused");
+        });
+        assert!(!other.unwrap_err().authored);
+        let app =
+            in_subtransaction(|| Spi::run("do $$ begin raise exception 'the app says no'; end $$"));
+        assert!(app.unwrap_err().authored);
+        let postgres = in_subtransaction(|| Spi::run("select 1 / 0"));
+        assert!(!postgres.unwrap_err().authored);
+    }
 
     #[pg_test]
     fn capabilities_search_the_catalog_first_and_the_temporary_schema_last() {

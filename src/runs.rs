@@ -68,21 +68,17 @@ pub fn of_request(
     caller: &Caller,
     params: &Map<String, Value>,
 ) -> Result<Option<Run>, Error> {
-    let key = registry
-        .keys
-        .get("request_state")
-        .cloned()
-        .unwrap_or_default();
+    let key = registry.token_secret();
     let principal = caller.principal.digest();
     match params.get("_meta").and_then(|m| m.get(META_KEY)) {
         None | Some(Value::Null) | Some(Value::Bool(false)) => Ok(None),
         Some(Value::Bool(true)) => Ok(Some(issue(
-            &key,
+            key,
             principal,
             registry.settings.run_ttl_seconds,
         ))),
         Some(Value::String(h)) => {
-            verify(&key, h, principal).map(|id| Some(Run { id, issued: None }))
+            verify(key, h, principal).map(|id| Some(Run { id, issued: None }))
         }
         Some(_) => Err(Error::InvalidParams(format!(
             "{META_KEY} must be true (start a run) or a run handle"

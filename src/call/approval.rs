@@ -95,14 +95,10 @@ pub fn gate(
             );
         }
     };
-    let key = registry
-        .keys
-        .get("request_state")
-        .cloned()
-        .unwrap_or_default();
+    let key = registry.token_secret();
     if let Some(token) = &plan.confirmation_token {
         let token = token.as_str().unwrap_or("");
-        return match redeem_token(&key, token, plan) {
+        return match redeem_token(key, token, plan) {
             Ok(()) => {
                 audit("approved", "confirmation token", None);
                 match input {
@@ -126,7 +122,7 @@ pub fn gate(
         .is_some_and(|c| c.get("elicitation").is_some());
     if !can_ask {
         audit("asked", "confirmation token", None);
-        return Gate::Reply(confirmation_request(&key, cap, plan));
+        return Gate::Reply(confirmation_request(key, cap, plan));
     }
     let mut responses = match input {
         Ok(r) => r,
@@ -165,7 +161,7 @@ pub fn gate(
             Gate::Reply(json!({
                 "resultType": "input_required",
                 "inputRequests": {INPUT_KEY: elicitation(cap, &plan.arguments)},
-                "requestState": mrtr::issue(&key, &binding, &responses),
+                "requestState": mrtr::issue(key, &binding, &responses),
             }))
         }
     }

@@ -316,7 +316,7 @@ pub fn start(
         });
     };
     let order_by = cap.meta.order_by.clone().unwrap_or_default();
-    let position = verify(cursor_base_key(registry), cursor, &binding(plan), &order_by)?;
+    let position = verify(registry.token_secret(), cursor, &binding(plan), &order_by)?;
     Ok(Window {
         reserve,
         ..window(cap, s, position)
@@ -330,14 +330,6 @@ fn binding(plan: &ToolCall) -> Binding<'_> {
         arguments: &plan.arguments,
         arguments_digest: &plan.arguments_digest,
     }
-}
-
-fn cursor_base_key(registry: &crate::registry::Registry) -> &[u8] {
-    registry
-        .keys
-        .get("request_state")
-        .map(Vec::as_slice)
-        .unwrap_or_default()
 }
 
 /// `(text, structuredContent)` of one page of `cap`'s rows for the plan (see Page::finish).
@@ -354,7 +346,7 @@ pub fn result(
         window,
         page,
         binding: binding(plan),
-        key: cursor_base_key(registry),
+        key: registry.token_secret(),
         ttl_seconds: registry.settings.cursor_ttl_seconds,
     }
     .finish(held)

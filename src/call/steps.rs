@@ -155,18 +155,10 @@ pub fn verified_input(
         let state = state
             .as_str()
             .ok_or_else(|| Error::InvalidParams("requestState must be a string".into()))?;
-        verified = mrtr::verify(request_state_key(registry), state, binding)?;
+        verified = mrtr::verify(registry.token_secret(), state, binding)?;
     }
     verified.extend(approval::from_client(responses)?);
     Ok(verified)
-}
-
-fn request_state_key(registry: &Registry) -> &[u8] {
-    registry
-        .keys
-        .get("request_state")
-        .map(Vec::as_slice)
-        .unwrap_or_default()
 }
 
 /// Step 4: The user's confirmation: the input responses the run gets.
@@ -267,7 +259,7 @@ pub fn execute<T>(
             return Err(Stop::Reply(Ok(json!({
                 "resultType": "input_required",
                 "inputRequests": asked.missing,
-                "requestState": mrtr::issue(request_state_key(registry), &round.binding, &asked.responses),
+                "requestState": mrtr::issue(registry.token_secret(), &round.binding, &asked.responses),
             }))));
         }
         if let Some(message) = asked.blocked {

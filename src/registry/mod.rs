@@ -208,6 +208,15 @@ impl std::fmt::Debug for SchemaText {
 }
 
 impl Registry {
+    /// The secret every signed token's key is derived from (chumbo.keys 'request_state';
+    /// src/tokens.rs derives one key per token kind from it).
+    pub fn token_secret(&self) -> &[u8] {
+        self.keys
+            .get("request_state")
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+    }
+
     pub fn find(&self, name: &str, kind: Kind) -> Option<&Capability> {
         self.by_name
             .get(&(name.to_string(), kind_key(kind)))

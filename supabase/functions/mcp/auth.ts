@@ -1,7 +1,7 @@
 // Authentication, the edge's part of it: the protected-resource metadata (RFC 9728) that tells a
 // client where to get a token, and the JWKS courier. Tokens themselves are verified by the database.
-import { AUTH_SERVERS, env, PUBLIC_URL, SCOPES, SUPABASE_URL } from "./config.ts";
-import { sql } from "./db.ts";
+import { AUTH_SERVERS, env, MODE, PUBLIC_URL, SCOPES, SUPABASE_URL } from "./config.ts";
+import { withConnection } from "./db.ts";
 import { json } from "./http.ts";
 
 // JWKS courier: the database verifies tokens, the edge only keeps its copy of the keys current.
@@ -20,7 +20,7 @@ function tokenKid(authorization: string | null): string | null {
 }
 
 export async function refreshJwks(authorization: string | null) {
-  if (!JWKS_URL || !sql) return;
+  if (!JWKS_URL || MODE !== "direct") return;
   const age = Date.now() - jwks.at;
   if (age < JWKS_MIN_REFRESH_MS && age < 3600_000) return; // before reading the kid: the hot path
   const kid = tokenKid(authorization);
@@ -28,7 +28,7 @@ export async function refreshJwks(authorization: string | null) {
   jwks.pending ??= (async () => {
     try {
       const set = await (await fetch(JWKS_URL)).json();
-      await sql`select chumbo.set_jwks(${sql.json(set)}::jsonb)`;
+      await withConnection((db) => db`select chumbo.set_jwks(${db.json(set)}::jsonb)`);
       jwks = { kids: new Set(set.keys.map((k: { kid?: string }) => k.kid)), at: Date.now(), pending: null };
     } catch (e) {
       // Never fatal: the request goes on, and the database judges the token with the keys it has.

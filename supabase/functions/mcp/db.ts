@@ -6,15 +6,103 @@
 import postgres from "postgres";
 import { env, MODE, PRM_URL, PUBLIC_URL, SUPABASE_URL } from "./config.ts";
 
-export const sql = MODE === "direct"
-  ? postgres(env("DATABASE_URL") ?? "", {
-    max: Number(env("CHUMBO_DB_POOL") ?? 8),
-    prepare: env("CHUMBO_DB_PREPARE") !== "false",
-    idle_timeout: 60,
-    connect_timeout: 10,
-    connection: { application_name: "chumbo-edge" },
-  })
+type Sql = ReturnType<typeof postgres>;
+
+/** Waiting for a free connection longer than this answers 503 with Retry-After (CHUMBO_DB_WAIT_MS). */
+const WAIT_MS = Number(env("CHUMBO_DB_WAIT_MS") ?? 30_000);
+
+/** No connection came free within WAIT_MS: every one is running a call. */
+export class PoolBusy extends Error {}
+
+/** The edge's connections: CHUMBO_DB_POOL clients of one connection each, every one lent to one call
+ * at a time. Not postgres.js's own pool and its reserve(): in 3.4.9 (pinned) a connection that
+ * closed under a call keeps that call's error and fails the next call given to it, and a caller
+ * waiting for a connection is never answered when the connection it is handed is the one a FATAL
+ * just closed (a hard-stopped call, src/deadline.rs): the edge hung, a request at a time, until
+ * its pool was gone. Here a client whose connection died is ended and replaced by a new one, and
+ * callers wait in the edge's own queue, for a bounded time. */
+class Pool {
+  #all = new Set<Sql>();
+  #idle: Sql[] = [];
+  #waiting: ((client: Sql) => void)[] = [];
+
+  constructor(private readonly open: () => Sql, size: number) {
+    for (let i = 0; i < size; i++) this.#idle.push(this.#add());
+  }
+
+  #add(): Sql {
+    const client = this.open(); // connects on its first query
+    this.#all.add(client);
+    return client;
+  }
+
+  /** A client for one call, alone on its connection until given back. */
+  take(): Promise<Sql> {
+    // The most recently used first: its connection is warm, and the others may time out idle.
+    const idle = this.#idle.pop();
+    if (idle) return Promise.resolve(idle);
+    return new Promise((resolve, reject) => {
+      const waiter = (client: Sql) => {
+        clearTimeout(timer);
+        resolve(client);
+      };
+      const timer = setTimeout(() => {
+        this.#waiting.splice(this.#waiting.indexOf(waiter), 1);
+        reject(new PoolBusy(`no database connection came free within ${WAIT_MS} ms`));
+      }, WAIT_MS);
+      this.#waiting.push(waiter);
+    });
+  }
+
+  /** A client back from its call; `alive` false when its connection died, so it is replaced. */
+  giveBack(client: Sql, alive: boolean) {
+    if (!alive) {
+      this.#all.delete(client);
+      client.end({ timeout: 0 }).catch(() => {});
+      client = this.#add();
+    }
+    const next = this.#waiting.shift();
+    if (next) next(client);
+    else this.#idle.push(client);
+  }
+
+  end(): Promise<unknown> {
+    return Promise.all([...this.#all].map((c) => c.end({ timeout: 1 }).catch(() => {})));
+  }
+}
+
+const pool = MODE === "direct"
+  ? new Pool(() =>
+    postgres(env("DATABASE_URL") ?? "", {
+      max: 1,
+      prepare: env("CHUMBO_DB_PREPARE") !== "false",
+      idle_timeout: 60,
+      connect_timeout: 10,
+      connection: { application_name: "chumbo-edge" },
+    }), Number(env("CHUMBO_DB_POOL") ?? 8))
   : null;
+
+/** Runs `work` on a connection of its own (direct mode only). A connection that died under it
+ * (any error other than a PostgreSQL ERROR: a FATAL, a closed socket) is replaced. */
+export async function withConnection<T>(work: (db: Sql) => Promise<T>): Promise<T> {
+  const db = await pool!.take();
+  let alive = true;
+  try {
+    return await work(db);
+  } catch (e) {
+    alive = survives(e);
+    throw e;
+  } finally {
+    pool!.giveBack(db, alive);
+  }
+}
+
+/** Whether a connection is still usable after `e`: only a PostgreSQL ERROR leaves it open. */
+const survives = (e: unknown) =>
+  e instanceof postgres.PostgresError && e.severity !== "FATAL" && e.severity !== "PANIC";
+
+/** Edge shutdown. */
+export const closeDatabase = () => pool?.end();
 
 export const utf8 = new TextDecoder();
 
@@ -65,19 +153,19 @@ const WATCH_MS = 10;
 const CANCEL_WAIT_MS = 5_000;
 const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** One chumbo.http_parts call, on a pool connection reserved for it. When the signal from `client()`
+/** One chumbo.http_parts call, on a pool connection of its own. When the signal from `client()`
  * aborts (the HTTP client went away) while the call is in flight, it is cancelled (a protocol-level
  * cancel request, so it works through pgbouncer too). A cancel request names a backend, not a
  * query: sent after the call finished, or delivered after the connection moved on to the next call,
- * it would cancel that one. So the connection runs this call alone (no pipelining behind it), a cancel goes out only
- * before the answer arrived (a backend that is idle by then ignores it), and the connection returns
- * to the pool only once the cancel request was delivered. */
+ * it would cancel that one. So the connection runs this call alone (its own client from the pool), a
+ * cancel goes out only before the answer arrived (a backend that is idle by then ignores it), and the
+ * connection goes back to the pool only once the cancel request was delivered. */
 export async function callHttp(request: HttpRequest, client?: () => AbortSignal): Promise<HttpResult> {
   // The body goes as its own text parameter and comes back as text: neither is escaped into a
   // JSON string, nor parsed into jsonb and printed again on the way.
   const { body, ...rest } = request;
   const text = typeof body === "string" ? body : null;
-  const db = await sql!.reserve();
+  const db = await pool!.take();
   // Raw columns: the body's bytes go from the socket to the response without becoming a string
   // (a ~30 kB string per call that V8 copies around and promotes into the old heap).
   const query = db`select status, headers, body, events, listen
@@ -111,17 +199,14 @@ export async function callHttp(request: HttpRequest, client?: () => AbortSignal)
     };
   } catch (e) {
     answered = true;
-    // Any other error (socket, FATAL) closed the connection: the pool reconnects it on its own,
-    // and releasing it would put a dead connection back.
-    const severity = (e as { severity?: string })?.severity;
-    alive = e instanceof postgres.PostgresError && severity !== "FATAL" && severity !== "PANIC";
+    alive = survives(e);
     throw e;
   } finally {
     clearTimeout(watch);
     signal?.removeEventListener("abort", cancel);
     // Bounded: a cancel connection that never closes must not hold the pool connection forever.
-    if (alive && cancelled) void Promise.race([cancelled, delay(CANCEL_WAIT_MS)]).then(() => db.release());
-    else if (alive) db.release();
+    if (alive && cancelled) void Promise.race([cancelled, delay(CANCEL_WAIT_MS)]).then(() => pool!.giveBack(db, true));
+    else pool!.giveBack(db, alive);
   }
 }
 

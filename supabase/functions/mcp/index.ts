@@ -45,6 +45,8 @@
 //                                 default 30000). Direct mode only; needs
 //                                 `select chumbo.grant_edge('chumbo_edge', jwks_courier => true)`.
 //   CHUMBO_DB_POOL                pool size (default 8)
+//   CHUMBO_DB_WAIT_MS             how long a request waits for a free pool connection before the edge
+//                                 answers 503 with Retry-After (default 30000)
 //   CHUMBO_DB_PREPARE             "false" behind a transaction pooler without prepared-statement
 //                                 support (pgbouncer < 1.21); default true
 //   CHUMBO_LISTEN_DATABASE_URL    connection for the one LISTEN session (default DATABASE_URL); set it to a
@@ -77,7 +79,7 @@ import {
   SUPABASE_URL,
 } from "./config.ts";
 import { protectedResourceMetadata, refreshJwks } from "./auth.ts";
-import { callHttp, forwardPostgrest, hardStopped, httpRequest, timeoutAnswer } from "./db.ts";
+import { callHttp, forwardPostgrest, hardStopped, httpRequest, PoolBusy, timeoutAnswer } from "./db.ts";
 import {
   clientAddress,
   cors,
@@ -171,6 +173,12 @@ export async function handler(req: Request, info?: Deno.ServeHandlerInfo): Promi
     if (req.signal.aborted) {
       console.error(`chumbo-edge: the client went away; its SQL call was cancelled (${(e as Error)?.message})`);
       return new Response(null, { status: 499 });
+    }
+    if (e instanceof PoolBusy) {
+      // Nothing ran: every connection is busy with a call (each bounded by the database).
+      const r = rpcError(503, `Service busy, retry shortly (${e.message})`, -32603);
+      r.headers.set("retry-after", "1");
+      return r;
     }
     const trace = crypto.randomUUID();
     console.error(`chumbo-edge ${trace}:`, e);

@@ -4,7 +4,7 @@
 // database, which decides whether the stream goes on and whether its capabilities changed.
 import postgres from "postgres";
 import { env, KEEPALIVE_MS } from "./config.ts";
-import { callHttp, type HttpRequest, type HttpResult, type Listen, sql, utf8 } from "./db.ts";
+import { callHttp, closeDatabase, type HttpRequest, type HttpResult, type Listen, utf8 } from "./db.ts";
 import { cors, frame, sseHeaders } from "./http.ts";
 
 // ---- subscriptions/listen: long-lived SSE streams, re-checked against the database ---------------
@@ -32,14 +32,13 @@ const RECHECK_SPACING_MS = 1000;
 export let hints = 0; // NOTIFYs seen so far: a stream whose acknowledgement raced one is re-checked at once
 let listenSql: ReturnType<typeof postgres> | undefined;
 
-/** One LISTEN connection for all streams (postgres.js reconnects and re-listens on its own). */
+/** One LISTEN connection for all streams, outside the pool (postgres.js reconnects and re-listens
+ * on its own). */
 export function ensureListening(): Promise<unknown> {
-  const listener = env("CHUMBO_LISTEN_DATABASE_URL")
-    ? (listenSql ??= postgres(env("CHUMBO_LISTEN_DATABASE_URL")!, {
-      max: 1,
-      connection: { application_name: "chumbo-edge-listen" },
-    }))
-    : sql!;
+  const listener = listenSql ??= postgres(env("CHUMBO_LISTEN_DATABASE_URL") ?? env("DATABASE_URL") ?? "", {
+    max: 1,
+    connection: { application_name: "chumbo-edge-listen" },
+  });
   listening ??= listener.listen("chumbo_capabilities", () => {
     // Anyone may NOTIFY this channel: it is a hint to re-check, never a change by itself. One
     // DDL transaction may NOTIFY several times (create, comment, grant): one round per burst.
@@ -218,7 +217,7 @@ async function shutdown() {
     s.end({ jsonrpc: "2.0", id, result: { resultType: "complete", _meta: { [SUBSCRIPTION_ID]: id } } });
   }
   await new Promise((r) => setTimeout(r, 100)); // let the final frames flush
-  await Promise.all([sql, listenSql].map((c) => c?.end({ timeout: 1 }).catch(() => {})));
+  await Promise.all([closeDatabase(), listenSql?.end({ timeout: 1 }).catch(() => {})]);
   Deno.exit(0);
 }
 for (const sig of ["SIGTERM", "SIGINT"] as const) {

@@ -2,6 +2,8 @@
 // a connect() helper around the official SDK client (@modelcontextprotocol/sdk 1.32.2).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { spawnSync } from "node:child_process";
+import assert from "node:assert/strict";
 
 /** The environment variable NAME, which tests/e2e/run.sh sets: a test never skips when it is missing. */
 export function need(name) {
@@ -56,4 +58,28 @@ export function post(body, { token, headers = {}, method = "POST" } = {}) {
     },
     body: method === "POST" ? (typeof body === "string" ? body : JSON.stringify(body)) : undefined,
   });
+}
+
+/** Edges with a configuration of their own run here. */
+export const AUX_PORT = Number(process.env.E2E_AUX_EDGE_PORT ?? 54368);
+const ROOT = new URL("../../../", import.meta.url).pathname;
+
+/** An edge of its own on AUX_PORT (scripts/edge.sh), with extra environment. */
+export function auxEdge(env) {
+  const run = (cmd) => {
+    const r = spawnSync("bash", [`${ROOT}scripts/edge.sh`, cmd], {
+      env: {
+        ...process.env,
+        CHUMBO_EDGE_ID: "e2e-edge-aux",
+        CHUMBO_PORT: String(AUX_PORT),
+        CHUMBO_PUBLIC_URL: "",
+        EDGE_DATABASE_URL: need("E2E_EDGE_DATABASE_URL"),
+        ...env,
+      },
+      encoding: "utf8",
+    });
+    assert.equal(r.status, 0, `edge.sh ${cmd}: ${r.stderr}`);
+  };
+  run("start");
+  return { url: env.CHUMBO_PUBLIC_URL || `http://localhost:${AUX_PORT}/functions/v1/mcp`, stop: () => run("stop") };
 }

@@ -13,13 +13,12 @@ import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import net from "node:net";
 import { generateKeyPairSync, sign } from "node:crypto";
-import { MCP_URL, need, post, TOKENS } from "./common.mjs";
+import { AUX_PORT, auxEdge, MCP_URL, need, post, TOKENS } from "./common.mjs";
 
 const DB_URL = need("E2E_DATABASE_URL"); // superuser, e2e database
 const EDGE_DB_URL = need("E2E_EDGE_DATABASE_URL"); // chumbo_edge, e2e database
 const PUBLIC_DB_URL = need("E2E_PUBLIC_DATABASE_URL"); // superuser, a public-mode database
 const PUBLIC_EDGE_DB_URL = need("E2E_PUBLIC_EDGE_DATABASE_URL");
-const AUX_PORT = Number(process.env.E2E_AUX_EDGE_PORT ?? 54368); // edges with a configuration of their own
 const AUX_JWKS_PORT = Number(process.env.E2E_AUX_JWKS_PORT ?? 54369);
 const ROOT = new URL("../../../", import.meta.url).pathname;
 const MCP = new URL(MCP_URL);
@@ -31,26 +30,6 @@ function psql(sql, url = DB_URL) {
   const r = spawnSync("psql", ["-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", url], { input: sql, encoding: "utf8" });
   assert.equal(r.status, 0, r.stderr);
   return r.stdout.trim();
-}
-
-/** An edge of its own on AUX_PORT (scripts/edge.sh), with extra environment. */
-function auxEdge(env) {
-  const run = (cmd) => {
-    const r = spawnSync("bash", [`${ROOT}scripts/edge.sh`, cmd], {
-      env: {
-        ...process.env,
-        CHUMBO_EDGE_ID: "e2e-edge-aux",
-        CHUMBO_PORT: String(AUX_PORT),
-        CHUMBO_PUBLIC_URL: "",
-        EDGE_DATABASE_URL: EDGE_DB_URL,
-        ...env,
-      },
-      encoding: "utf8",
-    });
-    assert.equal(r.status, 0, `edge.sh ${cmd}: ${r.stderr}`);
-  };
-  run("start");
-  return { url: env.CHUMBO_PUBLIC_URL || `http://localhost:${AUX_PORT}/functions/v1/mcp`, stop: () => run("stop") };
 }
 
 const PING = { jsonrpc: "2.0", id: 1, method: "ping" };

@@ -8,12 +8,14 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { MCP_URL, need, TOKENS } from "./common.mjs";
+import { AUX_PORT, auxEdge, MCP_URL, need, TOKENS } from "./common.mjs";
 
 const DB_URL = need("E2E_DATABASE_URL"); // superuser, e2e database
 if (!DB_URL) throw new Error("E2E_DATABASE_URL is not set (run the suite through tests/e2e/run.sh)");
 const BOUND_MS = 1000; // the tools' timeoutMs below
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// An edge of its own (pool and wait settings) serving the same resource as MCP_URL, so the tokens fit.
+const AUX_URL = `http://localhost:${AUX_PORT}${new URL(MCP_URL).pathname}`;
 
 function psql(sql) {
   const r = spawnSync("psql", ["-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", DB_URL], { input: sql, encoding: "utf8" });
@@ -24,9 +26,19 @@ function psql(sql) {
 const writes = (who) => Number(psql(`select count(*) from public.bound_writes where who = '${who}'`));
 
 /** tools/call as Alice through the edge: the HTTP status, the JSON answer and the time it took. */
-async function call(name, args, { signal } = {}) {
+async function call(name, args, { signal, url = MCP_URL } = {}) {
+  try {
+    return await call1(name, args, { signal, url });
+  } catch (e) {
+    // a kept-alive socket to an aux edge that has been restarted since (nothing reached it): once
+    // more, on a new one
+    if (e?.cause?.code !== "UND_ERR_SOCKET") throw e;
+    return await call1(name, args, { signal, url });
+  }
+}
+async function call1(name, args, { signal, url }) {
   const started = Date.now();
-  const res = await fetch(MCP_URL, {
+  const res = await fetch(url, {
     method: "POST",
     signal,
     headers: {
@@ -38,7 +50,7 @@ async function call(name, args, { signal } = {}) {
     body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }),
   });
   const body = await res.json();
-  return { status: res.status, body, ms: Date.now() - started };
+  return { status: res.status, headers: res.headers, body, ms: Date.now() - started };
 }
 
 function assertTimeoutAnswer(r) {
@@ -146,5 +158,43 @@ describe("a call ends within its time bound whatever its code catches", () => {
     assert.equal(writes("stubborn"), 0, "its insert was rolled back");
     const next = await Promise.all([1, 2, 3, 4].map(() => call("quick", {})));
     for (const r of next) assert.equal(r.status, 200, JSON.stringify(r.body));
+  });
+
+  // The edge's pool is where a hard stop meets the next callers: the stopped call's connection
+  // closes under it. With postgres.js's own pool (3.4.9) a caller waiting for that connection was
+  // never answered, or failed with the stopped call's error (db.ts, Pool).
+  test("callers waiting for the hard-stopped call's connection are answered normally", async () => {
+    const edge = auxEdge({ CHUMBO_PUBLIC_URL: MCP_URL, CHUMBO_DB_POOL: "1" });
+    try {
+      for (let round = 0; round < 3; round++) {
+        const stopped = call("stubborn", { seconds: 8 }, { url: AUX_URL, signal: AbortSignal.timeout(15_000) });
+        await sleep(100); // the stubborn call holds the one connection; these wait for it
+        const waiting = [1, 2, 3].map(() => call("quick", {}, { url: AUX_URL, signal: AbortSignal.timeout(15_000) }));
+        assertTimeoutAnswer(await stopped);
+        for (const r of await Promise.all(waiting)) {
+          assert.equal(r.status, 200, JSON.stringify(r.body));
+          assert.equal(r.body.result?.content?.[0]?.text, "quick", JSON.stringify(r.body));
+        }
+      }
+      assert.equal(writes("stubborn"), 0);
+    } finally {
+      edge.stop();
+    }
+  });
+
+  test("a caller that finds no connection free within CHUMBO_DB_WAIT_MS gets 503 with Retry-After, and nothing ran", async () => {
+    const edge = auxEdge({ CHUMBO_PUBLIC_URL: MCP_URL, CHUMBO_DB_POOL: "1", CHUMBO_DB_WAIT_MS: "300" });
+    try {
+      const holding = call("stubborn", { seconds: 8 }, { url: AUX_URL });
+      await sleep(100);
+      const r = await call("catch_once", {}, { url: AUX_URL });
+      assert.equal(r.status, 503, JSON.stringify(r.body));
+      assert.equal(r.headers.get("retry-after"), "1");
+      assert.match(r.body.error?.message ?? "", /^Service busy/);
+      assertTimeoutAnswer(await holding);
+      assert.equal(writes("catch_once"), 0, "the refused call never ran");
+    } finally {
+      edge.stop();
+    }
   });
 });

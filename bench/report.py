@@ -296,7 +296,7 @@ def render(results_path, meta_path, out_path):
       f"project and {f(rp)} archived ones, so `list_projects` answers {f(ro)} row for `{{\"status\":\"active\"}}` and "
       f"{f(rp)} rows, one page of chumbo's, for `{{\"status\":\"archived\"}}`; the table stays small, so the tool's query is "
       "cheap and chumbo's own work is what is compared), run as the edge's login role. **chumbo** is "
-      "`select chumbo.handle('<tools/call list_projects>', '<Alice's claims>')` with its defaults (audit on; the bench cluster preloads chumbo, so a read-only call's audit row goes to the audit queue and a background worker writes it, src/audit_queue.rs). The "
+      "`select chumbo.handle('<tools/call list_projects>', '<Alice's claims>')` with its defaults (audit on; the bench cluster preloads chumbo, so a read-only call's audit row goes to the audit queue and a background worker writes it, src/bookkeeping/audit_queue.rs). The "
       "**like-for-like floor** (`bench.floor_like_for_like`, `bench/sql/floor.sql`) is issue 14's: one plpgsql call that "
       "sets `request.jwt.claims`, switches to `authenticated`, calls `mcp.list_projects` inside a `begin … exception` "
       "block, `jsonb_agg(to_jsonb(row))`, builds the whole JSON-RPC response (the rows as text and as structuredContent) "

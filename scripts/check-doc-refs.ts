@@ -7,7 +7,7 @@
 //
 // What counts as a path: a markdown link's target (relative to the document), and every token of
 // an inline code span or fenced code block that starts with a top-level entry of the repository
-// and a slash (`src/session/`, `tests/regress/sql/*.sql`). Placeholders (`NAME.spec`, `<family>`)
+// and a slash (`src/identity/session/`, `tests/regress/sql/*.sql`). Placeholders (`NAME.spec`, `<family>`)
 // and run-time directories (.chumbo/, target/) are not checked.
 //
 // A test is cited by name as a code span holding only a test file's path, then the name in double

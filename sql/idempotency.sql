@@ -1,5 +1,5 @@
 -- Exactly-once operations and run correlation (src/call/idempotency.rs,
--- src/runs.rs). Written and read only as the extension owner; anon/authenticated have no access.
+-- src/bookkeeping/runs.rs). Written and read only as the extension owner; anon/authenticated have no access.
 
 -- The stored outcome of an idempotent call: (principal digest, tool, digest of the key) answers
 -- retries with the same arguments until expires_at (setting idempotency_ttl_seconds). The key
@@ -18,5 +18,5 @@ create table chumbo.idempotency_outcomes (
 create index idempotency_outcomes_expires_at_idx on chumbo.idempotency_outcomes (expires_at);
 revoke all on chumbo.idempotency_outcomes from public;
 
--- The run (src/runs.rs) a request belonged to, when it carried a run handle.
+-- The run (src/bookkeeping/runs.rs) a request belonged to, when it carried a run handle.
 alter table chumbo.audit_events add column run_id text;

@@ -1,6 +1,6 @@
 -- The functions in schema mcp whose oids are in $1 with what the registry needs, one jsonb row
 -- each: the fields of registry::ReflectedFunction (types: types::ReflectedType, from
--- chumbo._type_info). Run as the extension owner by src/registry/catalog.rs for the functions whose
+-- chumbo._type_info). Run as the extension owner by src/catalog/registry/catalog.rs for the functions whose
 -- stamp (sql/reflect_stamps.sql) moved since the registry it had.
 select jsonb_build_object(
     'oid', p.oid::int8,

@@ -1,8 +1,8 @@
 -- Every function in schema mcp, in sql/reflect.sql's order, with a stamp of the catalog rows
 -- sql/reflect.sql reads about it: the pg_proc row version (name, arguments, flags, owner, ACL) and
 -- its COMMENT's pg_description row version (xmin and ctid: one transaction may write a row
--- twice), and the types it names (src/registry/catalog.rs stamps those with sql/reflect_types.sql).
--- $1: only these functions (null: all). Run as the extension owner; src/registry/catalog.rs reflects again
+-- twice), and the types it names (src/catalog/registry/catalog.rs stamps those with sql/reflect_types.sql).
+-- $1: only these functions (null: all). Run as the extension owner; src/catalog/registry/catalog.rs reflects again
 -- only the functions whose stamp moved.
 select p.oid::int8, p.proname::text,
        concat_ws(' ', p.xmin, p.ctid, d.xmin, d.ctid),

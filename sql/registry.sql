@@ -1,6 +1,6 @@
 -- The capability registry's inputs: the capability version every backend compares its cached
 -- registry against, what moves it, and the type descriptor reflection reads (sql/reflect.sql,
--- src/registry/mod.rs).
+-- src/catalog/registry/mod.rs).
 
 -- The capability version. Every DDL, COMMENT, GRANT and settings change takes a number from the
 -- sequence (which never rolls back, so any backend sees at once that something may have moved)
@@ -9,7 +9,7 @@
 -- could see when it read the catalog. Numbers are taken in one order and may commit in another,
 -- so the newest committed number alone does not say that nothing is missing: a registry built
 -- while any change was still open is built again once every change has settled (the advisory
--- lock in _schema_changed; src/registry/changes.rs). A change that touched only functions records which:
+-- lock in _schema_changed; src/catalog/registry/changes.rs). A change that touched only functions records which:
 -- a backend whose registry is a few changes behind then re-reads those functions alone.
 create sequence chumbo.schema_version;
 revoke all on sequence chumbo.schema_version from public;
@@ -28,11 +28,11 @@ declare
 begin
     -- Held (shared: changes never wait on each other) from before the number is taken until the
     -- transaction ends: a backend that finds it free knows every number given out is settled,
-    -- whatever order they commit in (src/registry.rs, changes_settled).
+    -- whatever order they commit in (src/catalog/registry.rs, changes_settled).
     perform pg_advisory_xact_lock_shared(1667788130, 1);
     v := nextval('chumbo.schema_version');
     insert into chumbo.schema_changes values (v, functions);
-    -- Keep the table small. src/registry.rs (KEPT_CHANGES) relies on every row above the newest
+    -- Keep the table small. src/catalog/registry.rs (KEPT_CHANGES) relies on every row above the newest
     -- committed number minus 64 staying: a registry further behind reads everything again.
     delete from chumbo.schema_changes c where c.ctid in (
         select ctid from chumbo.schema_changes where version < v - 64 limit 16 for update skip locked);

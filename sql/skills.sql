@@ -1,4 +1,4 @@
--- Skills (SEP-2640): skill directories stored as exact bytes, served by src/skills.rs to the roles
+-- Skills (SEP-2640): skill directories stored as exact bytes, served by src/catalog/skills.rs to the roles
 -- they were granted to. Every function here is the owner's (finalize.sql revokes them from
 -- PUBLIC; nothing is granted to anon/authenticated), and runs inside the caller's transaction.
 -- A change moves the capability version like DDL does, so skills/list and resources/list answer
@@ -6,7 +6,7 @@
 
 create table chumbo.skills (
     name text primary key check (name ~ '^[a-z0-9]+(-[a-z0-9]+)*$' and length(name) <= 64),
-    -- SKILL.md's frontmatter as JSON (src/skills_archive.rs parses it with yaml-rust2)
+    -- SKILL.md's frontmatter as JSON (src/catalog/skills_archive.rs parses it with yaml-rust2)
     frontmatter jsonb not null check (jsonb_typeof(frontmatter) = 'object'),
     -- OAuth scopes a caller's token must carry, besides a grant
     scopes text[] not null default '{}',

@@ -109,9 +109,9 @@ impl_sql_translatable!(JsonValue, "jsonb");
 /// The jsonb datum of `v`, the same value jsonb_in gives for `v`'s JSON text.
 pub fn jsonb_of(v: &serde_json::Value) -> pg_sys::Datum {
     use serde_json::Value;
-    // Text held outside the value (src/spliced.rs): jsonb_in of the whole text, written once.
-    if crate::spliced::held() {
-        return jsonb_in(crate::spliced::write(v));
+    // Text held outside the value (src/identity/spliced.rs): jsonb_in of the whole text, written once.
+    if crate::identity::spliced::held() {
+        return jsonb_in(crate::identity::spliced::write(v));
     }
     // jsonb cannot hold U+0000 and a scalar document needs the raw-scalar wrapper: both are left
     // to jsonb_in, which refuses the first with its own error. Neither occurs in a response.
@@ -347,15 +347,16 @@ mod tests {
     use super::*;
     use serde_json::{json, Value};
 
-    /// Text held outside a value (src/spliced.rs) is in the jsonb jsonb_of builds.
+    /// Text held outside a value (src/identity/spliced.rs) is in the jsonb jsonb_of builds.
     #[pgrx::pg_test]
     fn jsonb_of_fills_in_held_text() {
-        crate::spliced::clear();
-        let page = json!({"rows": crate::spliced::hold(r#"[{"a":1},{"a":"x\ny"}]"#.into())});
+        crate::identity::spliced::clear();
+        let page =
+            json!({"rows": crate::identity::spliced::hold(r#"[{"a":1},{"a":"x\ny"}]"#.into())});
         let datum = jsonb_of(&page);
         // SAFETY: a jsonb datum built just above.
         let back = unsafe { value_of_jsonb(datum) };
-        crate::spliced::clear();
+        crate::identity::spliced::clear();
         assert_eq!(back, json!({"rows": [{"a": 1}, {"a": "x\ny"}]}));
     }
 

@@ -3,50 +3,32 @@
 
 use pgrx::prelude::*;
 
-mod alloc;
 mod api;
-mod apikey;
-mod audit_queue;
-mod auth;
+mod bookkeeping;
 mod call;
+mod catalog;
 mod content;
 mod datum;
-mod deadline;
-mod doctor;
 mod error;
 mod events;
-mod guards;
+mod identity;
 mod jsonrpc;
 #[cfg(test)]
 mod layering;
-mod ledger;
-mod metadata;
-mod mrtr;
-mod predicates;
-mod principal;
+mod postgres;
 mod protocol;
-mod registry;
 mod render;
 mod result_json;
-mod runs;
-mod scope;
-mod session;
 mod settings;
-mod skills;
-mod skills_archive;
-mod spi_read;
-mod spliced;
 mod tokens;
-mod types;
-mod uri_template;
 
 ::pgrx::pg_module_magic!();
 
 #[pg_guard]
 pub extern "C-unwind" fn _PG_init() {
-    guards::init();
-    deadline::init();
-    audit_queue::init();
+    postgres::guards::init();
+    postgres::deadline::init();
+    bookkeeping::audit_queue::init();
 }
 
 // chumbo's own SQL objects, one file per concern. pgrx orders them by `requires` (a file that
@@ -67,12 +49,12 @@ extension_sql_file!("../sql/audit.sql", name = "audit", requires = ["bootstrap"]
 extension_sql_file!(
     "../sql/keys.sql",
     name = "keys",
-    requires = ["registry", guards::now]
+    requires = ["registry", postgres::guards::now]
 );
 extension_sql_file!(
     "../sql/limits.sql",
     name = "limits",
-    requires = ["bootstrap", guards::now]
+    requires = ["bootstrap", postgres::guards::now]
 );
 extension_sql_file!(
     "../sql/edge.sql",
@@ -84,26 +66,38 @@ extension_sql_file!(
     name = "state",
     requires = [
         "settings",
-        principal::principal_json,
-        principal::principal_partition,
-        guards::now
+        identity::principal::principal_json,
+        identity::principal::principal_partition,
+        postgres::guards::now
     ]
 );
 extension_sql_file!(
     "../sql/sandboxes.sql",
     name = "sandboxes",
-    requires = ["settings", principal::principal_json, guards::now]
+    requires = [
+        "settings",
+        identity::principal::principal_json,
+        postgres::guards::now
+    ]
 );
 extension_sql_file!(
     "../sql/skills.sql",
     name = "skills",
-    requires = ["registry", skills::skill_unpack, skills::builtin_skill]
+    requires = [
+        "registry",
+        catalog::skills::skill_unpack,
+        catalog::skills::builtin_skill
+    ]
 );
 // Stored outcomes of idempotent calls, the audit's run_id.
 extension_sql_file!(
     "../sql/idempotency.sql",
     name = "idempotency",
-    requires = ["bootstrap", guards::now, runs::run_id]
+    requires = [
+        "bootstrap",
+        postgres::guards::now,
+        bookkeeping::runs::run_id
+    ]
 );
 extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);
 
@@ -139,7 +133,7 @@ fn expand_settings(changes: pgrx::JsonB) -> pgrx::JsonB {
 /// The effective settings (defaults merged with chumbo.settings), secrets redacted.
 #[pg_extern]
 fn settings_effective() -> pgrx::JsonB {
-    pgrx::JsonB(registry::current().settings.redacted())
+    pgrx::JsonB(catalog::registry::current().settings.redacted())
 }
 
 #[cfg(test)]

@@ -136,7 +136,7 @@ pub fn with_function(func: &str, rows: &[Value]) -> Result<String, String> {
     .ok_or_else(missing)?;
     let sql = format!("select {qualified}($1)::pg_catalog.text");
     let arg = JsonB(Value::Array(rows.to_vec()));
-    let text = crate::session::read_only(|| {
+    let text = crate::identity::session::read_only(|| {
         Spi::connect(|c| {
             c.select(sql.as_str(), Some(1), &[arg.into()])?
                 .first()

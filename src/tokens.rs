@@ -86,12 +86,12 @@ pub fn open(secret: &[u8], kind: Kind, token: &str, max_len: usize) -> Result<Va
 
 /// The expiry to put in a payload's `x`: `ttl_seconds` from now on chumbo's clock.
 pub fn expiry(ttl_seconds: i64) -> i64 {
-    crate::guards::now_unix().saturating_add(ttl_seconds)
+    crate::postgres::guards::now_unix().saturating_add(ttl_seconds)
 }
 
 /// Whether a payload's `x` has passed (a payload without one has).
 pub fn expired(payload: &Value) -> bool {
-    payload["x"].as_i64().unwrap_or(0) < crate::guards::now_unix()
+    payload["x"].as_i64().unwrap_or(0) < crate::postgres::guards::now_unix()
 }
 
 /// The digest tokens and approvals bind arguments with: SHA-256 of their compact JSON text,
@@ -110,7 +110,7 @@ pub fn arguments_digest(arguments: &impl serde::Serialize) -> String {
     let mut h = Hasher(Sha256::new());
     // Writing JSON into a hasher cannot fail.
     let _ = serde_json::to_writer(&mut h, arguments);
-    crate::principal::hex(&h.0.finalize())
+    crate::identity::principal::hex(&h.0.finalize())
 }
 
 #[cfg(any(test, feature = "pg_test"))]
@@ -180,7 +180,7 @@ mod tests {
         assert_eq!(text, r#"{"a":"x","b":[1,{"d":null}]}"#);
         assert_eq!(
             arguments_digest(&args),
-            crate::principal::hex(&Sha256::digest(text.as_bytes()))
+            crate::identity::principal::hex(&Sha256::digest(text.as_bytes()))
         );
         assert_eq!(
             arguments_digest(args.as_object().unwrap()),

@@ -1,25 +1,26 @@
 //! The SQL entry points: `chumbo.handle`, `chumbo.http`, `chumbo.mcp`. None of them raises for a
 //! protocol-level problem; each answers in JSON-RPC shape.
 
-use crate::apikey;
-use crate::auth;
+use crate::bookkeeping::ledger;
+use crate::call::scope::RequestScope;
+use crate::catalog::registry::{self, Caller, Registry};
 use crate::datum::{JsonValue, JsonbText};
 use crate::error::{self, Error};
+use crate::identity::apikey;
+use crate::identity::auth;
+use crate::identity::principal::{self, Principal};
+use crate::identity::session;
+use crate::identity::spliced;
 use crate::jsonrpc::{self, Message};
-use crate::ledger;
-use crate::principal::{self, Principal};
 use crate::protocol::versions::{Era, Revision};
 use crate::protocol::{self, Context};
 use crate::protocol::{stateless, subscriptions};
-use crate::registry::{self, Caller, Registry};
-use crate::scope::RequestScope;
-use crate::session;
 use crate::settings::AuthMode;
-use crate::spliced;
 use pgrx::prelude::*;
 use pgrx::{pg_sys, JsonB};
 use serde_json::{json, Map, Value};
 
+pub mod doctor;
 mod pipeline;
 use pipeline::*;
 
@@ -36,7 +37,7 @@ pub struct Reply {
 impl Reply {
     fn of(response: Value) -> Reply {
         let error_code = response.pointer("/error/code").and_then(Value::as_i64);
-        // Text held outside the value (src/spliced.rs) is written into the reply's text now.
+        // Text held outside the value (src/identity/spliced.rs) is written into the reply's text now.
         Reply {
             text: spliced::held().then(|| spliced::write(&response)),
             value: response,
@@ -77,7 +78,7 @@ fn answer_reply(status: u16, reply: Reply) -> Answer {
 }
 
 /// A reply or body as the value a jsonb result is made of: when its text was written already, a
-/// placeholder for that text (src/spliced.rs), so the rows in it are not written a second time.
+/// placeholder for that text (src/identity/spliced.rs), so the rows in it are not written a second time.
 fn written(value: Value, text: Option<String>) -> Value {
     text.map_or(value, spliced::hold)
 }
@@ -125,8 +126,8 @@ fn process_message(
         era,
         headers,
     };
-    // The request's run (a verified run handle, or a new one; src/runs.rs).
-    let run = match crate::runs::of_request(registry, caller, &params) {
+    // The request's run (a verified run handle, or a new one; src/bookkeeping/runs.rs).
+    let run = match crate::bookkeeping::runs::of_request(registry, caller, &params) {
         Ok(r) => r,
         Err(e) => return nothing(Some(Reply::of(jsonrpc::error(&id, &e.rpc())))),
     };
@@ -137,17 +138,17 @@ fn process_message(
         progress,
         registry.settings.max_result_bytes,
     );
-    crate::runs::enter(run.as_ref());
+    crate::bookkeeping::runs::enter(run.as_ref());
     // Anything unexpected (a bug, a catalog hiccup) must still be answered, and must not leave
     // half-done work behind: hence the subtransaction around the whole method.
     let outcome = session::in_subtransaction(|| protocol::dispatch(&ctx, &method, &params));
     let events = scope.take_events();
-    let trace = crate::scope::trace_id();
+    let trace = crate::call::scope::trace_id();
     drop(scope);
     // a newly issued run handle goes back in the result's _meta
     let outcome = outcome.map(|o| {
         o.map(|mut result| {
-            crate::runs::decorate(&mut result, run.as_ref());
+            crate::bookkeeping::runs::decorate(&mut result, run.as_ref());
             result
         })
     });

@@ -13,14 +13,14 @@
 //! Single use is durable: nonces are redeemed in chumbo.request_state_uses (pruned as states
 //! are). Every decision (asked, approved, declined, refused) is an audit event.
 
+use crate::bookkeeping::ledger;
+use crate::call::mrtr;
 use crate::call::plan::ToolCall;
 use crate::call::policy::{self, Denied};
+use crate::catalog::predicates::TOKEN_ARGUMENT;
+use crate::catalog::registry::{Caller, Capability, Registry};
 use crate::error::Error;
-use crate::ledger;
-use crate::mrtr;
-use crate::predicates::TOKEN_ARGUMENT;
-use crate::registry::{Caller, Capability, Registry};
-use crate::session;
+use crate::identity::session;
 use crate::tokens::{self, Kind, Refused};
 use pgrx::prelude::*;
 use serde_json::{json, Map, Value};

@@ -3,11 +3,11 @@
 //! as the caller's role, in a subtransaction. No value ever becomes SQL text.
 
 use crate::call::pages::{PageRows, Position, Rows, Window};
+use crate::catalog::registry::{Caller, Capability};
+use crate::catalog::types::{quote_ident, ReturnShape};
 use crate::datum::JsonValue;
-use crate::registry::{Caller, Capability};
+use crate::identity::session::{self, CaughtSqlError};
 use crate::result_json::TextPage;
-use crate::session::{self, CaughtSqlError};
-use crate::types::{quote_ident, ReturnShape};
 use pgrx::prelude::*;
 use serde_json::{Map, Value};
 

@@ -16,9 +16,9 @@
 //! the setting `idempotency_ttl_seconds` and are pruned as new ones are stored.
 
 use crate::call::plan::ToolCall;
+use crate::catalog::registry::Registry;
 use crate::error::Error;
-use crate::registry::Registry;
-use crate::session;
+use crate::identity::session;
 use pgrx::prelude::*;
 use pgrx::{pg_sys, JsonB};
 use serde_json::{json, Value};
@@ -53,7 +53,7 @@ fn key_digest(key: &str) -> String {
     let mut h = Sha256::new();
     h.update((key.len() as u64).to_be_bytes());
     h.update(key.as_bytes());
-    crate::principal::hex(&h.finalize())
+    crate::identity::principal::hex(&h.finalize())
 }
 
 /// Takes the claim on the operation for the rest of the transaction, without waiting.
@@ -151,7 +151,7 @@ pub fn begin(registry: &Registry, plan: &ToolCall) -> Begin {
 /// After the tool produced `result`: stores it for retries, in the same transaction. Expired
 /// outcomes (a few per call) are pruned here.
 pub fn complete(op: Operation, result: &Value) -> Result<(), String> {
-    let run = crate::runs::current_id();
+    let run = crate::bookkeeping::runs::current_id();
     session::as_owner(|| {
         Spi::connect_mut(|c| {
             // A write (the outcome, durable with the tool's writes), meant to take a transaction id.

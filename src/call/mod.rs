@@ -7,14 +7,19 @@
 //!   (windows and cursors), [execute] (the run as the caller, within its
 //!   time bound), [projection] (the app's output and error projections).
 //!
+//! - the per-request state: [scope] (principal, events, MRTR round, trace id) and [mrtr] (multi
+//!   round-trip requests: input asked of the client, and the requestState that carries it).
+//!
 //! Resources and prompts run through the same [steps::execute] (their own plan is only a URI or a
 //! name and arguments).
 
 pub mod approval;
 pub mod execute;
 pub mod idempotency;
+pub mod mrtr;
 pub mod pages;
 pub mod plan;
 pub mod policy;
 pub mod projection;
+pub mod scope;
 pub mod steps;

@@ -16,10 +16,10 @@
 //! model can act on (MCP: argument problems are tool execution errors), not a protocol error.
 
 use crate::call::plan::ToolCall;
-use crate::metadata::CURSOR;
-use crate::registry::Capability;
+use crate::catalog::metadata::CURSOR;
+use crate::catalog::registry::Capability;
+use crate::catalog::types::quote_ident;
 use crate::tokens::{self, Kind};
-use crate::types::quote_ident;
 use serde_json::{json, Map, Value};
 
 /// Bound on a cursor's length, so a client cannot make us verify unbounded data.
@@ -207,7 +207,7 @@ pub struct Page<'a> {
 impl Page<'_> {
     /// `(text, structuredContent)` of the page; the text comes from the tool's renderer when it
     /// declares one (run as the caller, inside the call). `held`: rows read as text may stay text
-    /// in structuredContent (a placeholder, see src/spliced.rs) - only when nothing later needs
+    /// in structuredContent (a placeholder, see src/identity/spliced.rs) - only when nothing later needs
     /// them as values.
     pub fn finish(self, held: bool) -> Result<(String, Value), String> {
         let name = &self.cap.name;
@@ -244,7 +244,7 @@ impl Page<'_> {
             (None, Rows::Text(t)) => {
                 let body = t.text(self.page.lines_len);
                 let rows = if held {
-                    crate::spliced::hold(t.into_array())
+                    crate::identity::spliced::hold(t.into_array())
                 } else {
                     Value::Array(t.into_values())
                 };
@@ -300,7 +300,7 @@ pub fn first(cap: &Capability, s: &crate::settings::Settings) -> Window {
 /// The window the call's page starts at: the first page, or where the plan's cursor continues;
 /// for a bad cursor, the words the model gets.
 pub fn start(
-    registry: &crate::registry::Registry,
+    registry: &crate::catalog::registry::Registry,
     cap: &Capability,
     plan: &ToolCall,
 ) -> Result<Window, String> {
@@ -334,7 +334,7 @@ fn binding(plan: &ToolCall) -> Binding<'_> {
 
 /// `(text, structuredContent)` of one page of `cap`'s rows for the plan (see Page::finish).
 pub fn result(
-    registry: &crate::registry::Registry,
+    registry: &crate::catalog::registry::Registry,
     cap: &Capability,
     plan: &ToolCall,
     window: &Window,

@@ -5,9 +5,9 @@
 //! registry, no role oid, no SPI state), so it serialises to jsonb: a task can store it, a worker
 //! or a standby can run it later.
 
-use crate::mrtr;
-use crate::predicates::TOKEN_ARGUMENT;
-use crate::registry::{Caller, Capability};
+use crate::call::mrtr;
+use crate::catalog::predicates::TOKEN_ARGUMENT;
+use crate::catalog::registry::{Caller, Capability};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -42,7 +42,7 @@ pub struct ToolCall {
 /// Who calls, as data (the live caller, with its role oid, is the steps' other argument).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CallerFacts {
-    /// The keyed digest of the principal (src/principal.rs): what tokens and rows are bound to.
+    /// The keyed digest of the principal (src/identity/principal.rs): what tokens and rows are bound to.
     pub principal: String,
     pub role: String,
     pub scopes: Vec<String>,
@@ -82,7 +82,7 @@ impl ToolCall {
         let confirmation_token = arguments.remove(TOKEN_ARGUMENT);
         // a set-returning tool is paged (src/call/pages.rs)
         let cursor = if cap.returns_set {
-            arguments.remove(crate::metadata::CURSOR)
+            arguments.remove(crate::catalog::metadata::CURSOR)
         } else {
             None
         };
@@ -109,7 +109,7 @@ impl ToolCall {
                 request_state: params.get("requestState").cloned(),
                 responses: params.get("inputResponses").cloned(),
             },
-            trace_id: crate::scope::trace_id(),
+            trace_id: crate::call::scope::trace_id(),
         })
     }
 

@@ -9,9 +9,9 @@
 //! signature each hook requires; only catalog-quoted identifiers reach SQL text.
 
 use crate::call::execute;
-use crate::predicates::{resolve, ApprovalRule, Predicate, Shape};
-use crate::registry::{self, Caller, Capability, Registry};
-use crate::session::{self, CaughtSqlError};
+use crate::catalog::predicates::{resolve, ApprovalRule, Predicate, Shape};
+use crate::catalog::registry::{self, Caller, Capability, Registry};
+use crate::identity::session::{self, CaughtSqlError};
 use pgrx::prelude::*;
 use pgrx::{pg_sys, JsonB};
 
@@ -103,7 +103,7 @@ pub fn visible(c: &Capability, caller: &Caller) -> bool {
         Ok(v) => v,
         Err(e) => {
             // Logged with a trace id; the caller just does not see the capability.
-            execute::public_error(&e, &crate::scope::trace_id());
+            execute::public_error(&e, &crate::call::scope::trace_id());
             false
         }
     }
@@ -129,7 +129,7 @@ pub fn may_execute(
             cap.name
         ))),
         Err(e) => {
-            let shown = execute::public_error(&e, &crate::scope::trace_id());
+            let shown = execute::public_error(&e, &crate::call::scope::trace_id());
             Err(Denied(format!("Not allowed: {}", shown.message)))
         }
     }
@@ -147,7 +147,7 @@ pub fn needs_approval(
         ApprovalRule::Always => Ok(true),
         ApprovalRule::When(p) => {
             eval_bool(p, caller, Some(args), registry.settings.call_timeout_ms).map_err(|e| {
-                let shown = execute::public_error(&e, &crate::scope::trace_id());
+                let shown = execute::public_error(&e, &crate::call::scope::trace_id());
                 Denied(format!(
                     "Not allowed: whether {} needs approval could not be decided: {}",
                     cap.name, shown.message
@@ -207,7 +207,7 @@ fn resolved_scopes(registry: &Registry, caller: &Caller) -> Option<Result<Vec<St
         Err(e) => Err(format!(
             "scope_resolver {} failed: {}",
             p.name,
-            execute::public_error(&e, &crate::scope::trace_id()).message
+            execute::public_error(&e, &crate::call::scope::trace_id()).message
         )),
     })
 }
@@ -303,7 +303,7 @@ pub fn caller_for_doctor(registry: &Registry) -> Option<Explained> {
         .map(Vec::as_slice)
         .unwrap_or_default();
     let mut caller = Caller {
-        principal: crate::principal::Principal::from_claims(&claims, &role, None, key),
+        principal: crate::identity::principal::Principal::from_claims(&claims, &role, None, key),
         scopes: registry::scopes_of(&claims),
         role_oid,
         claims,
@@ -362,7 +362,7 @@ pub fn why_hidden(registry: &Registry, c: &Capability, explained: &Explained) ->
             Err(e) => reasons.push(format!(
                 "hidden from this caller: {}() failed: {}",
                 p.name,
-                execute::public_error(&e, &crate::scope::trace_id()).message
+                execute::public_error(&e, &crate::call::scope::trace_id()).message
             )),
         }
     }

@@ -5,9 +5,9 @@
 //! identifiers reach the SQL text.
 
 use crate::call::execute::{PublicError, Returned};
-use crate::registry::{Caller, Capability};
-use crate::session::{self, CaughtSqlError};
-use crate::types::ReturnShape;
+use crate::catalog::registry::{Caller, Capability};
+use crate::catalog::types::ReturnShape;
+use crate::identity::session::{self, CaughtSqlError};
 use pgrx::prelude::*;
 use pgrx::JsonB;
 use serde_json::{json, Value};

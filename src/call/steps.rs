@@ -19,15 +19,15 @@
 use crate::call::approval::{self, Gate};
 use crate::call::execute::{self, PublicError, Returned};
 use crate::call::idempotency;
+use crate::call::mrtr;
 use crate::call::pages::{self, Window};
 use crate::call::plan::ToolCall;
 use crate::call::policy::{self, Denied};
 use crate::call::projection;
+use crate::catalog::registry::{Caller, Capability, Registry};
+use crate::catalog::types::ReturnShape;
 use crate::error::Error;
 use crate::events;
-use crate::mrtr;
-use crate::registry::{Caller, Capability, Registry};
-use crate::types::ReturnShape;
 use serde_json::{json, Map, Value};
 
 /// Why a call ends without the tool's value.
@@ -62,7 +62,7 @@ pub fn run(
         let responses = approve(registry, caller, cap, plan, input)?;
         let operation = claim(registry, plan)?;
         let window = pages::start(registry, cap, plan).map_err(refused)?;
-        // A stored outcome needs the rows as values; otherwise they may stay text (src/spliced.rs).
+        // A stored outcome needs the rows as values; otherwise they may stay text (src/identity/spliced.rs).
         let rows_as_text = operation.is_none();
         let result = execute(
             registry,
@@ -104,7 +104,7 @@ fn admit(caller: &Caller, cap: &Capability) -> Result<(), Stop> {
         return Ok(());
     };
     let bucket = format!("tool:{}:{}", cap.name, caller.principal.limit_key());
-    match crate::ledger::rate_hit(&bucket, 60, limit.per_minute, 1) {
+    match crate::bookkeeping::ledger::rate_hit(&bucket, 60, limit.per_minute, 1) {
         Ok(None) => Ok(()),
         Ok(Some(retry)) => Err(refused(format!(
             "Rate limit of {} calls per minute reached for {}: retry in {retry} s",
@@ -266,7 +266,7 @@ pub fn execute<T>(
             return Err(refused(message));
         }
     }
-    let trace = crate::scope::trace_id();
+    let trace = crate::call::scope::trace_id();
     let shown = execute::public_error(&e, &trace);
     Err(Stop::Failed(projection::model_error(
         s.error_projection.as_deref(),

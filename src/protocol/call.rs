@@ -3,14 +3,14 @@
 
 use super::Context;
 use crate::call::execute::{PublicError, Returned};
+use crate::call::mrtr;
 use crate::call::pages;
 use crate::call::plan::EraFacts;
 use crate::call::policy;
 use crate::call::steps::{self, Round, Stop};
+use crate::catalog::registry::{Capability, Kind};
 use crate::error::Error;
-use crate::mrtr;
-use crate::registry::{Capability, Kind};
-use crate::session;
+use crate::identity::session;
 use crate::tokens;
 use serde_json::{Map, Value};
 

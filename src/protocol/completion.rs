@@ -4,9 +4,9 @@
 use super::call::{named, offers_completions, visible};
 use super::{not_found, Context, MethodResult};
 use crate::call::execute;
+use crate::catalog::registry::Kind;
 use crate::error::Error;
-use crate::registry::Kind;
-use crate::session;
+use crate::identity::session;
 use pgrx::prelude::*;
 use serde_json::{json, Map, Value};
 
@@ -55,13 +55,13 @@ fn complete(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
     };
     let values: Vec<String> = match cap.meta.completions.get(arg_name) {
         None => vec![],
-        Some(crate::metadata::Completion::Values(all)) => all
+        Some(crate::catalog::metadata::Completion::Values(all)) => all
             .iter()
             .filter(|v| v.starts_with(prefix))
             .take(101)
             .cloned()
             .collect(),
-        Some(crate::metadata::Completion::Function(func)) => {
+        Some(crate::catalog::metadata::Completion::Function(func)) => {
             complete_with_function(ctx, func, prefix)?
         }
     };
@@ -75,7 +75,7 @@ fn complete(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
 /// whoever the session user is, and one the caller may not use is not); only catalog-quoted
 /// identifiers reach the SQL text.
 fn complete_with_function(ctx: &Context, func: &str, prefix: &str) -> Result<Vec<String>, Error> {
-    let trace = crate::scope::trace_id();
+    let trace = crate::call::scope::trace_id();
     let signature = format!("{func}(text)");
     let prefix = prefix.to_string();
     let timeout_ms = ctx.registry.settings.call_timeout_ms;

@@ -2,8 +2,8 @@
 
 use super::call::visible;
 use super::{Context, MethodResult};
+use crate::catalog::registry::Capability;
 use crate::error::Error;
-use crate::registry::Capability;
 use base64::Engine;
 use serde_json::{json, Map, Value};
 

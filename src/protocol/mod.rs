@@ -2,8 +2,8 @@
 //! Each method family lives in its own file with its `METHODS` and a `handle`; adding a family is
 //! that file plus one line in [FAMILIES].
 
+use crate::catalog::registry::{Caller, Registry};
 use crate::error::Error;
-use crate::registry::{Caller, Registry};
 use serde_json::{Map, Value};
 use versions::Era;
 

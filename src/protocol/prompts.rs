@@ -6,8 +6,8 @@ use super::{Context, MethodResult};
 use crate::call::execute::Returned;
 use crate::call::pages;
 use crate::call::steps::Stop;
+use crate::catalog::registry::{Capability, Kind};
 use crate::error::Error;
-use crate::registry::{Capability, Kind};
 use pgrx::prelude::*;
 use serde_json::{json, Map, Value};
 
@@ -87,7 +87,7 @@ fn get_prompt(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
             o.remove("messages").unwrap_or_default(),
         ),
         _ => {
-            let trace = crate::scope::trace_id();
+            let trace = crate::call::scope::trace_id();
             pgrx::ereport!(
                 PgLogLevel::LOG_SERVER_ONLY,
                 PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,

@@ -6,9 +6,9 @@ use super::{Context, MethodResult};
 use crate::call::execute::Returned;
 use crate::call::pages;
 use crate::call::steps::Stop;
+use crate::catalog::registry::{Capability, Kind};
+use crate::catalog::types::ReturnShape;
 use crate::error::Error;
-use crate::registry::{Capability, Kind};
-use crate::types::ReturnShape;
 use serde_json::{json, Map, Value};
 
 pub const METHODS: &[&str] = &[

@@ -2,12 +2,12 @@
 //! skills/get, and each skill file as a resource (`skill://<name>/<path>`, listed after the
 //! capability resources by resources/list, read by resources/read). Who is served what is
 //! decided here per request: a grant to one of the caller's roles (like EXECUTE on a tool), then
-//! the scopes the skill requires. Storage and loading are src/skills.rs.
+//! the scopes the skill requires. Storage and loading are src/catalog/skills.rs.
 
 use super::listing::{decode_cursor, next_cursor};
 use super::{Context, MethodResult};
+use crate::catalog::skills::{self, Skill};
 use crate::error::Error;
-use crate::skills::{self, Skill};
 use base64::Engine;
 use serde_json::{json, Map, Value};
 

@@ -2,9 +2,9 @@
 //! open by the edge: the HTTP pipeline answers it, since it opens a stream instead of returning a
 //! result.
 
-use crate::auth;
+use crate::catalog::registry::{Caller, Registry};
 use crate::error::Error;
-use crate::registry::{Caller, Registry};
+use crate::identity::auth;
 use serde_json::{json, Map, Value};
 
 pub const METHOD: &str = "subscriptions/listen";

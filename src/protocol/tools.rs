@@ -5,8 +5,8 @@ use super::listing::{list, put_opt};
 use super::{stateless, Context, MethodResult};
 use crate::call::plan::ToolCall;
 use crate::call::steps;
+use crate::catalog::registry::{Capability, Kind};
 use crate::error::Error;
-use crate::registry::{Capability, Kind};
 use serde_json::{json, Map, Value};
 
 pub const METHODS: &[&str] = &["tools/list", "tools/call"];

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The audit queue (src/audit_queue.rs) on a cluster of its own started with
+# The audit queue (src/bookkeeping/audit_queue.rs) on a cluster of its own started with
 # shared_preload_libraries = 'chumbo' (the regression suites run without it, so they cover the
 # rows written in the call). Claims checked, each failing without the queue or with it broken:
 #   - a read-only call stays a read-only transaction: no transaction id, and it works in a

@@ -41,7 +41,7 @@ const AS_PORT = Number(need("OAUTH_AS_PORT"));
 const DATABASE_URL = need("OAUTH_DATABASE_URL");
 const OTHER_RESOURCE = "https://api.other.example/mcp";
 // The expiry test uses a token whose exp lies this far in the past (far beyond any clock-skew
-// leeway chumbo tolerates on exp; src/auth.rs allows 30 s): the authorization server backdates it.
+// leeway chumbo tolerates on exp; src/identity/auth.rs allows 30 s): the authorization server backdates it.
 const EXPIRED_SINCE = 3600;
 const ALICE = ACCOUNTS.alice.accountId;
 

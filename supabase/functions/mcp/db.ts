@@ -18,7 +18,7 @@ export class PoolBusy extends Error {}
  * at a time. Not postgres.js's own pool and its reserve(): in 3.4.9 (pinned) a connection that
  * closed under a call keeps that call's error and fails the next call given to it, and a caller
  * waiting for a connection is never answered when the connection it is handed is the one a FATAL
- * just closed (a hard-stopped call, src/deadline.rs): the edge hung, a request at a time, until
+ * just closed (a hard-stopped call, src/postgres/deadline.rs): the edge hung, a request at a time, until
  * its pool was gone. Here a client whose connection died is ended and replaced by a new one, and
  * callers wait in the edge's own queue, for a bounded time. */
 class Pool {
@@ -233,7 +233,7 @@ export async function forwardPostgrest(req: Request, body: string): Promise<Http
 }
 
 /** The database ended the call's backend because the call went on past its time bound after being
- * cancelled (a tool that catches query_canceled; src/deadline.rs): FATAL with SQLSTATE 57014. Its
+ * cancelled (a tool that catches query_canceled; src/postgres/deadline.rs): FATAL with SQLSTATE 57014. Its
  * transaction was rolled back and its in-flight slot released; the pool replaces the connection. */
 export const hardStopped = (e: unknown) =>
   e instanceof postgres.PostgresError && e.severity === "FATAL" && e.code === "57014";

@@ -1,4 +1,4 @@
--- Claim (src/auth.rs): each backend caches the claims of tokens it verified, and the cache never
+-- Claim (src/identity/auth.rs): each backend caches the claims of tokens it verified, and the cache never
 -- outlives what made them valid. After a cached hit, each of these must be refused at once: a
 -- signing key removed from the JWKS (here and by another backend), a changed HS256 secret,
 -- changed issuer and audience settings, and other tokens under the same kid (another payload with

@@ -1,4 +1,4 @@
--- Claim settings under tool code (audit gap G1, src/guards.rs): a capability cannot change
+-- Claim settings under tool code (audit gap G1, src/postgres/guards.rs): a capability cannot change
 -- request.jwt.claims nor a request.jwt.claim.<key> setting chumbo defined (the 20 standard keys,
 -- carried or not, and every further key a token carried in this backend, up to 64), by SET,
 -- SET LOCAL, set_config (local or not) or RESET: the call fails with the identity refusal and

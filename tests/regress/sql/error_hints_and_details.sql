@@ -1,5 +1,5 @@
 -- What of an error's HINT and DETAIL reaches the model (audit gap G5; src/execute.rs
--- public_error, src/session.rs caught): the application's own RAISE ... USING HINT follows its
+-- public_error, src/identity/session.rs caught): the application's own RAISE ... USING HINT follows its
 -- message as "Next step: ...", in a tool and in a policy function; its DETAIL never passes.
 -- PostgreSQL's own errors pass as the fixed message of their SQLSTATE, without their HINT ("Perhaps
 -- you meant to reference the column ...") or DETAIL ("Key (email)=(...) already exists", strict

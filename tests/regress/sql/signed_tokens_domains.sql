@@ -1,5 +1,5 @@
 -- The four kinds of token chumbo signs with its request_state secret (audit gap G4): run handles
--- (src/runs.rs), page cursors (src/pages.rs), MRTR requestStates (src/mrtr.rs) and approval
+-- (src/bookkeeping/runs.rs), page cursors (src/pages.rs), MRTR requestStates (src/call/mrtr.rs) and approval
 -- tokens (src/approval.rs) are all signed by src/tokens.rs, base64url(payload).base64url(HMAC-SHA256),
 -- each kind with a key of its own (HMAC of the secret over its purpose label). So a genuine token
 -- of Alice's, presented by Alice where another kind is expected, is refused with exactly the answer

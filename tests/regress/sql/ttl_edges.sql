@@ -2,8 +2,8 @@
 -- second a token or stored outcome is honoured and the first second it is not. Signed tokens hold
 -- their expiry "x" in whole Unix seconds and are refused once x < now (so second x itself is still
 -- inside): approval tokens x = issue + 300 s (src/approval.rs, "valid for 5 minutes"), MRTR
--- requestStates x = issue + 600 s (src/mrtr.rs), run handles x = issue + run_ttl_seconds
--- (src/runs.rs). Idempotent outcomes answer while expires_at > now, expires_at = stored +
+-- requestStates x = issue + 600 s (src/call/mrtr.rs), run handles x = issue + run_ttl_seconds
+-- (src/bookkeeping/runs.rs). Idempotent outcomes answer while expires_at > now, expires_at = stored +
 -- idempotency_ttl_seconds (src/idempotency.rs), so their last second is ttl - 1. Page cursors:
 -- tests/regress/sql/paged_results.sql (at cursor_ttl_seconds honoured, one second later expired).
 -- Each "outside" call comes before the "inside" one: a refused token is not consumed, so the

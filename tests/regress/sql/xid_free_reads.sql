@@ -1,4 +1,4 @@
--- Claim (src/spi_read.rs, issue 10): chumbo's own reads never take a transaction id. A request
+-- Claim (src/postgres/spi_read.rs, issue 10): chumbo's own reads never take a transaction id. A request
 -- that only reads and has no bookkeeping to write (audit off, no rate limit) is a read-only
 -- transaction: no transaction id, no commit record, no WAL flush; that holds for an API key
 -- (looked up on every request), a JWT, chumbo.handle, and a tool call. No begin here: each

@@ -1,7 +1,7 @@
 //! `chumbo.doctor()`: every function in schema mcp, whether it is exposed, to whom, and why not.
 
-use crate::registry;
-use crate::session;
+use crate::catalog::registry;
+use crate::identity::session;
 use pgrx::prelude::*;
 use pgrx::JsonB;
 
@@ -50,7 +50,7 @@ fn doctor() -> TableIterator<
                 .allowed_roles
                 .iter()
                 .filter(|r| {
-                    crate::spi_read::one::<pgrx::pg_sys::Oid>(
+                    crate::postgres::spi_read::one::<pgrx::pg_sys::Oid>(
                         "select oid from pg_catalog.pg_roles where rolname = $1",
                         &[r.as_str().into()],
                     )
@@ -103,7 +103,7 @@ fn doctor() -> TableIterator<
 /// The JSON Schema of `@mcp {…}` metadata, generated from the Rust types the registry parses with.
 #[pg_extern(immutable)]
 fn metadata_schema() -> JsonB {
-    JsonB(crate::metadata::schema())
+    JsonB(crate::catalog::metadata::schema())
 }
 
 /// The effective tool catalogue of the calling role (with the scopes in `request.jwt.claims`)
@@ -112,14 +112,14 @@ fn metadata_schema() -> JsonB {
 #[pg_extern]
 fn surface() -> JsonB {
     let registry = registry::current();
-    let role = crate::session::current_role_name();
-    let claims = crate::session::current_setting("request.jwt.claims")
+    let role = crate::identity::session::current_role_name();
+    let claims = crate::identity::session::current_setting("request.jwt.claims")
         .and_then(|c| serde_json::from_str::<serde_json::Value>(&c).ok())
         .unwrap_or(serde_json::json!({}));
     // SAFETY: GetUserId reads the backend's current user id; no pointers involved.
     let role_oid = unsafe { pgrx::pg_sys::GetUserId() };
     let mut caller = registry::Caller {
-        principal: crate::principal::Principal::from_claims(&claims, &role, None, &[]),
+        principal: crate::identity::principal::Principal::from_claims(&claims, &role, None, &[]),
         scopes: registry::scopes_of(&claims),
         role_oid,
         claims,
@@ -138,9 +138,8 @@ fn surface() -> JsonB {
         .collect();
     // serde_json's maps are ordered by key, so this serialization is canonical.
     let canonical = serde_json::Value::Array(tools.clone()).to_string();
-    let digest = crate::principal::hex(&sha2::Digest::finalize(sha2::Digest::chain_update(
-        sha2::Sha256::default(),
-        canonical.as_bytes(),
-    )));
+    let digest = crate::identity::principal::hex(&sha2::Digest::finalize(
+        sha2::Digest::chain_update(sha2::Sha256::default(), canonical.as_bytes()),
+    ));
     JsonB(serde_json::json!({"role": role, "tools": tools, "digest": format!("sha256:{digest}")}))
 }

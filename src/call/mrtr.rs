@@ -179,7 +179,7 @@ pub fn issue(key: &[u8], b: &Binding, responses: &Map<String, Value>) -> String 
     let payload = json!({
         "p": b.principal, "m": b.method, "c": b.capability,
         "a": b.arguments_digest,
-        "x": tokens::expiry(STATE_TTL_SECONDS), "n": crate::session::trace_id(), "r": responses,
+        "x": tokens::expiry(STATE_TTL_SECONDS), "n": crate::identity::session::trace_id(), "r": responses,
     });
     tokens::sign(key, Kind::RequestState, &payload)
 }
@@ -209,8 +209,8 @@ pub fn verify(key: &[u8], state: &str, b: &Binding) -> Result<Map<String, Value>
         ));
     }
     let nonce = p["n"].as_str().unwrap_or("").to_string();
-    let fresh = crate::session::bookkeeping(|| {
-        crate::session::as_owner(|| {
+    let fresh = crate::identity::session::bookkeeping(|| {
+        crate::identity::session::as_owner(|| {
             // A write (the nonce is recorded as used), meant to take a transaction id.
             #[allow(clippy::disallowed_methods)]
             Spi::get_one_with_args::<bool>(

@@ -5,8 +5,8 @@
 //! chumbo.schema_version moves); file contents are read on demand. The methods and who is served
 //! what (grants, scopes, per request like EXECUTE on a tool) are src/protocol/skills.rs.
 
-use crate::session;
-use crate::skills_archive;
+use crate::catalog::skills_archive;
+use crate::identity::session;
 use pgrx::prelude::*;
 use pgrx::{pg_sys, JsonB};
 use serde::Deserialize;
@@ -154,19 +154,19 @@ fn skill_unpack(
 const BUILDER: &[(&str, &[u8])] = &[
     (
         "SKILL.md",
-        include_bytes!("../skills/chumbo-builder/SKILL.md"),
+        include_bytes!("../../skills/chumbo-builder/SKILL.md"),
     ),
     (
         "references/metadata.md",
-        include_bytes!("../skills/chumbo-builder/references/metadata.md"),
+        include_bytes!("../../skills/chumbo-builder/references/metadata.md"),
     ),
     (
         "references/security.md",
-        include_bytes!("../skills/chumbo-builder/references/security.md"),
+        include_bytes!("../../skills/chumbo-builder/references/security.md"),
     ),
     (
         "references/state-and-limits.md",
-        include_bytes!("../skills/chumbo-builder/references/state-and-limits.md"),
+        include_bytes!("../../skills/chumbo-builder/references/state-and-limits.md"),
     ),
 ];
 
@@ -180,12 +180,12 @@ fn builtin_skill() -> TableIterator<'static, (name!(archive, Vec<u8>), name!(sha
 #[cfg(any(test, feature = "pg_test"))]
 #[pgrx::pg_schema]
 mod tests {
-    use crate::skills_archive::{frontmatter, pack, sha256_hex, unpack, MAX_TOTAL_BYTES};
+    use crate::catalog::skills_archive::{frontmatter, pack, sha256_hex, unpack, MAX_TOTAL_BYTES};
 
     const MD: &[u8] =
         b"---\nname: demo\ndescription: A demo skill\nmetadata:\n  version: 2\n---\n# Demo\n";
 
-    fn ok(archive: &[u8]) -> Result<crate::skills_archive::Skill, String> {
+    fn ok(archive: &[u8]) -> Result<crate::catalog::skills_archive::Skill, String> {
         unpack(archive, &sha256_hex(archive))
     }
 

@@ -1,7 +1,7 @@
 //! API keys: `chumbo_<key id>_<secret>`. The table holds only SHA-256 of the secret; a key stands
 //! for a role and scopes, never for a user.
 
-use crate::{session, spi_read};
+use crate::{identity::session, postgres::spi_read};
 use base64::Engine;
 use pgrx::prelude::*;
 use sha2::{Digest, Sha256};
@@ -60,7 +60,7 @@ pub struct VerifiedKey {
     pub scopes: Vec<String>,
 }
 
-/// The key's id, role and scopes, or why it is refused. Never cached (unlike JWTs, src/auth.rs):
+/// The key's id, role and scopes, or why it is refused. Never cached (unlike JWTs, src/identity/auth.rs):
 /// a revocation is an update of chumbo.api_keys that moves no version a cache could watch.
 pub fn verify(key: &str) -> Result<VerifiedKey, String> {
     let invalid = || "the API key is invalid".to_string();

@@ -1,7 +1,7 @@
 //! chumbo's own records of requests: rate-limit counters and audit events, written as the
 //! extension owner (the caller cannot touch either table).
 
-use crate::{audit_queue, session};
+use crate::{bookkeeping::audit_queue, identity::session};
 use pgrx::prelude::*;
 use pgrx::{pg_sys, JsonB};
 use serde_json::Value;

@@ -3,8 +3,8 @@
 //! is built (so the registry can hold them); running them is src/call/policy.rs, approvals
 //! src/call/approval.rs.
 
-use crate::metadata::{self, Metadata};
-use crate::session;
+use crate::catalog::metadata::{self, Metadata};
+use crate::identity::session;
 use pgrx::prelude::*;
 use serde_json::{json, Value};
 

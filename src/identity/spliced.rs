@@ -21,7 +21,7 @@ thread_local! {
         if !unsafe { pgrx::pg_sys::pg_strong_random(b.as_mut_ptr().cast(), b.len()) } {
             crate::error::raise(pgrx::PgSqlErrorCode::ERRCODE_INTERNAL_ERROR, "chumbo: no strong random bytes", None);
         }
-        crate::principal::hex(&b)
+        crate::identity::principal::hex(&b)
     };
 }
 

@@ -90,7 +90,7 @@ pub fn bookkeeping<R>(f: impl FnOnce() -> R) -> R {
 
 /// Marks the start of a request at an entry point: WAL written before it is the application's.
 pub fn request_begins() {
-    crate::spliced::clear();
+    crate::identity::spliced::clear();
     settle_commit();
 }
 

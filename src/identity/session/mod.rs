@@ -1,7 +1,7 @@
 //! Who runs what: chumbo's own reads happen as the extension owner, capabilities as the caller's
 //! role inside a subtransaction; either way the caller's role and settings are restored exactly.
 
-use crate::deadline::TimeBound;
+use crate::postgres::deadline::TimeBound;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use pgrx::PgTryBuilder;
@@ -28,7 +28,7 @@ fn owner_oid() -> pg_sys::Oid {
             return o;
         }
     }
-    let o = crate::spi_read::one::<pg_sys::Oid>(
+    let o = crate::postgres::spi_read::one::<pg_sys::Oid>(
         "select nspowner from pg_catalog.pg_namespace where oid = $1",
         &[schema.into()],
     )
@@ -338,7 +338,7 @@ pub fn run_as_caller_calling<R>(
             }
         }
         set_claims(claims);
-        crate::guards::protect_claim_placeholders();
+        crate::postgres::guards::protect_claim_placeholders();
         let (mut user, mut context) = (pg_sys::Oid::INVALID, 0);
         // SAFETY: the saved user and context are put back in `finally`, which PgTryBuilder runs
         // on success, error and panic alike; an error also rolls the subtransaction back, which
@@ -395,9 +395,9 @@ pub fn run_as_caller_calling<R>(
 }
 
 /// The refusal of a call that made a `request.jwt.claim.<key>` setting chumbo had not defined
-/// (see crate::guards): RLS would have taken its value as the caller's.
+/// (see crate::postgres::guards): RLS would have taken its value as the caller's.
 fn claim_refusal() -> Option<String> {
-    let made = crate::guards::claim_placeholders_made();
+    let made = crate::postgres::guards::claim_placeholders_made();
     let key = made.first()?;
     Some(format!(
         "chumbo: the call set request.jwt.claim.{key}, a setting that says who the caller is; it was refused and nothing of it was kept"
@@ -438,7 +438,7 @@ pub fn refuse_temporary_relations_and_types() {
     if temp == pg_sys::Oid::INVALID {
         return;
     }
-    let held = crate::spi_read::one::<bool>(
+    let held = crate::postgres::spi_read::one::<bool>(
         "select exists (select from pg_catalog.pg_depend
                          where refclassid = 'pg_catalog.pg_namespace'::pg_catalog.regclass and refobjid = $1
                            and classid in ('pg_catalog.pg_class'::pg_catalog.regclass,
@@ -473,7 +473,7 @@ fn refuse_new_temp_objects() {
     }
     // Transaction ids of this call's subtransactions are at least this one's: their age is at
     // most its age (age() is safe across wraparound).
-    let left_behind = crate::spi_read::one::<bool>(
+    let left_behind = crate::postgres::spi_read::one::<bool>(
         "select exists (select from pg_catalog.pg_depend
                          where refclassid = 'pg_catalog.pg_namespace'::pg_catalog.regclass
                            and refobjid = $1 and pg_catalog.age(xmin) <= pg_catalog.age($2::text::pg_catalog.xid))",
@@ -501,12 +501,12 @@ pub fn forget_session_state() {
 }
 
 /// Sets `request.jwt.claims` and the legacy `request.jwt.claim.<key>` settings for the call.
-/// Both are defined by chumbo (see [crate::guards]) so that tool code cannot change them.
+/// Both are defined by chumbo (see [crate::postgres::guards]) so that tool code cannot change them.
 fn set_claims(claims: &serde_json::Value) {
     set_guc("request.jwt.claims", &claims.to_string());
     if let Some(obj) = claims.as_object() {
         for (k, v) in obj {
-            if crate::guards::protect_claim(k) {
+            if crate::postgres::guards::protect_claim(k) {
                 let text = match v {
                     serde_json::Value::String(s) => s.clone(),
                     other => other.to_string(),
@@ -719,7 +719,7 @@ pub fn trace_id() -> String {
         id.copy_from_slice(&pool[rest..]);
         pool.truncate(rest);
     });
-    crate::principal::hex(&id)
+    crate::identity::principal::hex(&id)
 }
 
 #[cfg(any(test, feature = "pg_test"))]

@@ -3,13 +3,13 @@
 //! requests). Visibility for a caller (EXECUTE privilege, scopes) is decided per request, so role
 //! membership changes, which no event trigger sees, take effect at once.
 
-use crate::alloc;
-use crate::metadata::{self, Metadata, MetadataError};
-use crate::predicates;
-use crate::session;
+use crate::catalog::alloc;
+use crate::catalog::metadata::{self, Metadata, MetadataError};
+use crate::catalog::predicates;
+use crate::catalog::types::{self, ReflectedType, ReturnShape, TypeError};
+use crate::catalog::uri_template::UriTemplate;
+use crate::identity::session;
 use crate::settings::Settings;
-use crate::types::{self, ReflectedType, ReturnShape, TypeError};
-use crate::uri_template::UriTemplate;
 use pgrx::prelude::*;
 use pgrx::{pg_sys, JsonB};
 use serde::Deserialize;
@@ -72,7 +72,7 @@ pub struct Capability {
     /// SECURITY DEFINER (declared privileged): the role it runs as, its owner.
     pub definer: Option<pg_sys::Oid>,
     pub template: Option<UriTemplate>,
-    /// Visibility, execution predicate and approval, resolved (src/predicates.rs).
+    /// Visibility, execution predicate and approval, resolved (src/catalog/predicates.rs).
     pub policy: predicates::Policy,
 }
 
@@ -104,8 +104,8 @@ pub struct Registry {
     pub table_owners: Vec<pg_sys::Oid>,
     pub capabilities: Vec<Rc<Capability>>,
     pub entries: Vec<Rc<Entry>>,
-    /// Installed skills, without contents (src/skills.rs).
-    pub skills: Vec<crate::skills::Skill>,
+    /// Installed skills, without contents (src/catalog/skills.rs).
+    pub skills: Vec<crate::catalog::skills::Skill>,
     by_name: HashMap<(String, u8), usize>,
     /// Each function's reflection by oid: the next build reuses it while its stamp holds.
     reflected: HashMap<u32, Reflected>,
@@ -114,7 +114,7 @@ pub struct Registry {
     stamps: Vec<Stamp>,
     /// The stamp of each type the functions name (sql/reflect_types.sql).
     type_stamps: HashMap<u32, String>,
-    /// Bytes this registry holds, reused reflections included (counted by src/alloc.rs).
+    /// Bytes this registry holds, reused reflections included (counted by src/catalog/alloc.rs).
     pub bytes: usize,
     /// Functions reflected for this registry (the others were reused from the previous one).
     pub reflected_now: usize,
@@ -130,7 +130,7 @@ struct Reflected {
     /// The types it names: it is reflected again when one of their stamps moves.
     types: Rc<[u32]>,
     overloaded: bool,
-    /// False when its policies name other functions (src/predicates.rs), whose changes the
+    /// False when its policies name other functions (src/catalog/predicates.rs), whose changes the
     /// stamp does not show: such a function is reflected again at every build.
     reusable: bool,
     entry: Rc<Entry>,
@@ -277,7 +277,7 @@ pub fn current() -> Rc<Registry> {
                 .and_then(|p| changes_since(p.version, committed));
             if touched.is_none() {
                 // Keys and settings may have moved with it: tokens verified under them go too.
-                crate::auth::forget_verified_tokens();
+                crate::identity::auth::forget_verified_tokens();
             }
             let (r, peak) = alloc::peak_of(|| {
                 let r = Rc::new(build(
@@ -305,7 +305,7 @@ pub fn current() -> Rc<Registry> {
     registry
 }
 
-/// This backend's capability cache: what the registry holds (bytes counted by src/alloc.rs, its
+/// This backend's capability cache: what the registry holds (bytes counted by src/catalog/alloc.rs, its
 /// validators compiled on first use not included) and the heap of chumbo's Rust code. For owners
 /// only (finalize.sql revokes it from PUBLIC): it counts capabilities a caller may not see.
 #[pg_extern]
@@ -472,7 +472,7 @@ impl Registry {
 /// The caller a request runs for: role, granted scopes (None = scopes not checked, for trusted
 /// callers without claims... never used: claims without scopes mean no scopes).
 pub struct Caller {
-    pub principal: crate::principal::Principal,
+    pub principal: crate::identity::principal::Principal,
     pub role_oid: pg_sys::Oid,
     pub scopes: Vec<String>,
     pub claims: Value,

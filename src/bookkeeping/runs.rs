@@ -7,8 +7,8 @@
 //! A handle is a signed token (src/tokens.rs) of its own kind (so no other signed token can pass
 //! as a handle), and binds the principal's digest: a forged, expired or another caller's handle is refused.
 
+use crate::catalog::registry::{Caller, Registry};
 use crate::error::Error;
-use crate::registry::{Caller, Registry};
 use crate::tokens::{self, Kind};
 use pgrx::prelude::*;
 use serde_json::{json, Map, Value};
@@ -33,8 +33,8 @@ pub struct Run {
 fn issue(key: &[u8], principal: &str, ttl: u32) -> Run {
     let id = format!(
         "{}{}",
-        crate::session::trace_id(),
-        crate::session::trace_id()
+        crate::identity::session::trace_id(),
+        crate::identity::session::trace_id()
     );
     let payload = json!({"p": principal, "r": id, "x": tokens::expiry(i64::from(ttl))});
     Run {

@@ -398,7 +398,7 @@ fn insert(batch: &[Entry]) {
         bytes.push(e.bytes);
     }
     let [trace_id, era, method, capability, principal, outcome, run_id] = columns;
-    crate::session::as_owner(|| {
+    crate::identity::session::as_owner(|| {
         // A write, meant to take a transaction id.
         #[allow(clippy::disallowed_methods)]
         Spi::run_with_args(

@@ -16,8 +16,8 @@ pub(super) struct Catalog {
     pub(super) settings_error: Option<String>,
     pub(super) keys: HashMap<String, Vec<u8>>,
     pub(super) table_owners: Vec<pg_sys::Oid>,
-    /// Installed skills, without contents (src/skills.rs).
-    pub(super) skills: Vec<crate::skills::Skill>,
+    /// Installed skills, without contents (src/catalog/skills.rs).
+    pub(super) skills: Vec<crate::catalog::skills::Skill>,
     /// How many stamps were read (all functions', or those the changes named).
     pub(super) stamped: usize,
 }
@@ -47,7 +47,7 @@ pub(super) fn read_stamps(only: Option<&[u32]>) -> Vec<Stamp> {
     Spi::connect(|c| {
         let mut stamps = vec![];
         for row in c.select(
-            include_str!("../../sql/reflect_stamps.sql"),
+            include_str!("../../../sql/reflect_stamps.sql"),
             None,
             &[only.into()],
         )? {
@@ -77,7 +77,7 @@ pub(super) fn read_type_stamps(types: &[u32]) -> HashMap<u32, String> {
         let mut stamps = HashMap::new();
         for row in session::run_kept(
             c,
-            include_str!("../../sql/reflect_types.sql"),
+            include_str!("../../../sql/reflect_types.sql"),
             &[pg_sys::OIDARRAYOID],
             &[types.into()],
         )? {
@@ -115,7 +115,7 @@ pub(super) fn read_catalog(previous: Option<&Registry>, touched: Option<&[u32]>)
             let mut functions = vec![];
             for row in session::run_kept(
                 c,
-                include_str!("../../sql/reflect.sql"),
+                include_str!("../../../sql/reflect.sql"),
                 &[pg_sys::OIDARRAYOID],
                 &[wanted.into()],
             )? {
@@ -256,6 +256,6 @@ pub(super) fn read_all_but_functions() -> Catalog {
         settings_error,
         keys,
         table_owners,
-        skills: crate::skills::load(),
+        skills: crate::catalog::skills::load(),
     }
 }

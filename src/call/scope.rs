@@ -6,11 +6,11 @@
 //! cancelled request must not leave its principal behind for the next statement on the same
 //! pooled connection.
 
+use crate::bookkeeping::runs;
+use crate::call::mrtr;
 use crate::events;
-use crate::mrtr;
-use crate::principal::{self, Principal};
-use crate::runs;
-use crate::session;
+use crate::identity::principal::{self, Principal};
+use crate::identity::session;
 use serde_json::Value;
 use std::cell::RefCell;
 use std::marker::PhantomData;

@@ -2,7 +2,7 @@
 //! here; `chumbo.metadata_schema()` publishes the JSON Schema generated from these types, and the
 //! registry parses with the same types, so editors and doctor agree.
 
-use crate::types::ReturnShape;
+use crate::catalog::types::ReturnShape;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -76,7 +76,7 @@ pub struct Metadata {
     /// The parameter whose value is the call's idempotency key (the `_meta` key
     /// `io.chumbo/idempotency-key` works for every tool that is not read-only).
     pub idempotency_key: Option<String>,
-    // Tool policies (src/predicates.rs, src/call/policy.rs, src/call/approval.rs).
+    // Tool policies (src/catalog/predicates.rs, src/call/policy.rs, src/call/approval.rs).
     /// "schema.function" `() returns boolean`, run as the caller once per request: false hides
     /// the capability from lists and refuses calls as if it did not exist.
     pub visible: Option<String>,

@@ -104,10 +104,20 @@ extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);
 /// Validates a settings object (used by chumbo.configure before it commits).
 #[pg_extern(name = "_check_settings")]
 fn check_settings(value: pgrx::JsonB) -> bool {
-    match settings::Settings::from_json(value.0) {
-        Ok(_) => true,
-        Err(e) => error!("{e}"),
+    let settings = match settings::Settings::from_json(value.0) {
+        Ok(s) => s,
+        Err(e) => error::raise(PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE, e, None),
+    };
+    for (key, name) in settings.app_function_names() {
+        if !postgres::app_function::valid_name(name) {
+            error::raise(
+                PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+                format!("invalid chumbo settings: {key} must name a function as \"schema.function\" (plain identifiers), not {name:?}"),
+                None,
+            );
+        }
     }
+    true
 }
 
 /// What chumbo.configure merges for `changes`: the keys a preset (supabase_url) implies added.

@@ -3,6 +3,7 @@
 //! JSON lines; narrow flat rows as a table). structuredContent keeps the exact JSON either way.
 //! A tool may name its own renderer, `(rows jsonb) returns text`, run as the caller.
 
+use crate::postgres::app_function;
 use pgrx::prelude::*;
 use pgrx::JsonB;
 use serde_json::Value;
@@ -119,21 +120,11 @@ pub fn push_cell(out: &mut String, s: &str) {
 /// in its subtransaction and time bound): its errors fail the call like the tool's own. The name
 /// is resolved to a catalog entry first; only catalog-quoted identifiers reach the SQL text.
 pub fn with_function(func: &str, rows: &[Value]) -> Result<String, String> {
-    let missing = || format!("the text renderer {func}(jsonb) does not exist");
-    let qualified = Spi::connect(|c| {
-        c.select(
-            "select pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(p.proname)
-               from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace
-              where p.oid = pg_catalog.to_regprocedure($1 || '(jsonb)')",
-            Some(1),
-            &[func.into()],
-        )?
-        .first()
-        .get_one::<String>()
-    })
-    .ok()
-    .flatten()
-    .ok_or_else(missing)?;
+    let qualified = app_function::resolve(func, "jsonb")
+        .ok()
+        .flatten()
+        .ok_or_else(|| format!("the text renderer {func}(jsonb) does not exist"))?
+        .qualified;
     let sql = format!("select {qualified}($1)::pg_catalog.text");
     let arg = JsonB(Value::Array(rows.to_vec()));
     let text = crate::identity::session::read_only(|| {

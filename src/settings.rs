@@ -244,6 +244,18 @@ impl Settings {
         Ok(s)
     }
 
+    /// The application functions the settings name, by key (chumbo.configure holds them to the
+    /// one name rule, src/postgres/app_function.rs).
+    pub fn app_function_names(&self) -> impl Iterator<Item = (&'static str, &str)> {
+        [
+            ("error_projection", &self.error_projection),
+            ("scope_resolver", &self.scope_resolver),
+            ("sandbox_stopper", &self.sandbox_stopper),
+        ]
+        .into_iter()
+        .filter_map(|(key, name)| name.as_deref().map(|n| (key, n)))
+    }
+
     /// The settings as shown to owners: secrets replaced by a marker.
     pub fn redacted(&self) -> serde_json::Value {
         let mut v = serde_json::to_value(self).unwrap_or_default();

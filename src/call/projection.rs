@@ -8,26 +8,18 @@ use crate::call::execute::{PublicError, Returned};
 use crate::catalog::registry::{Caller, Capability};
 use crate::catalog::types::ReturnShape;
 use crate::identity::session::{self, CaughtSqlError};
+use crate::postgres::app_function;
 use pgrx::prelude::*;
 use pgrx::JsonB;
 use serde_json::{json, Value};
 
-/// `schema.fn` with the argument types `args` (e.g. "jsonb"), as a quoted name, or None when no
-/// such function exists.
+/// `schema.fn` taking `args`, as the quoted name the catalog gives, or None when there is no
+/// such function (as the current user sees the catalog).
 fn resolve(func: &str, args: &str) -> Option<String> {
-    Spi::connect(|c| {
-        c.select(
-            "select pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(p.proname)
-               from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace
-              where p.oid = pg_catalog.to_regprocedure($1 || $2)",
-            Some(1),
-            &[func.into(), format!("({args})").into()],
-        )?
-        .first()
-        .get_one::<String>()
-    })
-    .ok()
-    .flatten()
+    app_function::resolve(func, args)
+        .ok()
+        .flatten()
+        .map(|f| f.qualified)
 }
 
 /// The value a projection receives: what the tool returned, as JSON (rows as

@@ -3,6 +3,7 @@
 //! registry parses with the same types, so editors and doctor agree.
 
 use crate::catalog::types::ReturnShape;
+use crate::postgres::app_function;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
@@ -214,14 +215,6 @@ mod tests {
     use super::*;
 
     #[pgrx::pg_test]
-    fn function_names_are_schema_dot_name() {
-        assert!(valid_function_name("app.counts"));
-        assert!(!valid_function_name("counts"));
-        assert!(!valid_function_name("app.counts(jsonb)"));
-        assert!(!valid_function_name("app.\"x\""));
-    }
-
-    #[pgrx::pg_test]
     fn comment_without_metadata_is_all_description() {
         let (d, m) = parse_comment(Some("List the projects you can see."));
         assert_eq!(d.as_deref(), Some("List the projects you can see."));
@@ -373,7 +366,7 @@ pub fn paging_problems(
         }
     }
     if let Some(f) = &meta.text {
-        if f.split('.').count() != 2 || f.split('.').any(str::is_empty) {
+        if !app_function::valid_name(f) {
             problems.push("\"text\" must name a function as \"schema.function\"".into());
         }
     }
@@ -417,7 +410,7 @@ pub fn once_only_problems(
         problems.push("model_output and idempotency_key apply to tools only".into());
     }
     if let Some(f) = &meta.model_output {
-        if !valid_function_name(f) {
+        if !app_function::valid_name(f) {
             problems.push(format!(
                 "model_output must name a function as \"schema.function\", not {f:?}"
             ));
@@ -435,15 +428,4 @@ pub fn once_only_problems(
             ));
         }
     }
-}
-
-/// "schema.function" with plain identifiers: what the metadata may name.
-fn valid_function_name(s: &str) -> bool {
-    let ident = |p: &str| {
-        !p.is_empty()
-            && p.chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
-            && !p.starts_with(|c: char| c.is_ascii_digit())
-    };
-    matches!(s.split_once('.'), Some((a, b)) if ident(a) && ident(b))
 }

@@ -5,7 +5,7 @@
 
 use crate::catalog::metadata::{self, Metadata};
 use crate::identity::session;
-use pgrx::prelude::*;
+use crate::postgres::app_function;
 use serde_json::{json, Value};
 
 /// The argument legacy clients repeat the call with (reserved prefix: no parameter can have it).
@@ -56,63 +56,32 @@ impl Default for Policy {
     }
 }
 
-/// `schema.function` with plain identifiers: the metadata names a function, never an expression.
-fn valid_name(name: &str) -> bool {
-    let ident = |s: &str| {
-        !s.is_empty()
-            && s.len() <= 63
-            && s.chars()
-                .next()
-                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && s.chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
-    };
-    matches!(name.split_once('.'), Some((s, f)) if ident(s) && ident(f))
-}
-
 pub(crate) fn resolve(name: &str, shape: Shape) -> Result<Predicate, String> {
-    let (signature, returns, returns_sql) = match shape {
-        Shape::OfCaller => ("()", "pg_catalog.bool", "boolean"),
-        Shape::OfArguments => ("(jsonb)", "pg_catalog.bool", "boolean"),
-        Shape::Scopes => ("()", "pg_catalog._text", "text[]"),
+    let (args, returns) = match shape {
+        Shape::OfCaller => ("", "boolean"),
+        Shape::OfArguments => ("jsonb", "boolean"),
+        Shape::Scopes => ("", "text[]"),
     };
-    let wanted = format!("{name}{signature} returns {returns_sql}");
-    if !valid_name(name) {
+    let wanted = format!("{name}({args}) returns {returns}");
+    if !app_function::valid_name(name) {
         return Err(format!(
             "\"{name}\" must name a function as schema.function (plain identifiers), {wanted}"
         ));
     }
     // As the owner: whoever's request builds the registry (the edge's role, a caller) may lack
     // USAGE on the function's schema, and the answer must not depend on who came first.
-    let row = session::in_subtransaction(|| {
-        session::as_owner(|| {
-            Spi::connect(|c| {
-                let t = c
-                .select(
-                    "select pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(p.proname),
-                            p.prorettype = $2::pg_catalog.regtype and not p.proretset,
-                            n.nspname = 'mcp'
-                       from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace
-                      where p.oid = pg_catalog.to_regprocedure($1)",
-                    Some(1),
-                    &[format!("{name}{signature}").into(), returns.into()],
-                )?
-                .first();
-                Ok::<_, pgrx::spi::Error>((
-                    t.get::<String>(1)?,
-                    t.get::<bool>(2)?,
-                    t.get::<bool>(3)?,
-                ))
-            })
-        })
-    });
-    match row {
-        Ok(Ok((Some(qualified), Some(true), Some(false)))) => {
+    let found =
+        session::in_subtransaction(|| session::as_owner(|| app_function::resolve(name, args)));
+    match found {
+        Ok(Ok(Some(f))) if f.in_mcp => Err(format!(
+            "{name} is in schema mcp, which would expose it as a capability; policy functions belong in another schema"
+        )),
+        Ok(Ok(Some(f))) if f.returns == returns && !f.returns_set => {
             let takes_arguments = matches!(shape, Shape::OfArguments);
             let sql = if takes_arguments {
-                format!("select {qualified}($1)")
+                format!("select {}($1)", f.qualified)
             } else {
-                format!("select {qualified}()")
+                format!("select {}()", f.qualified)
             };
             Ok(Predicate {
                 name: name.to_string(),
@@ -120,10 +89,7 @@ pub(crate) fn resolve(name: &str, shape: Shape) -> Result<Predicate, String> {
                 takes_arguments,
             })
         }
-        Ok(Ok((Some(_), _, Some(true)))) => Err(format!(
-            "{name} is in schema mcp, which would expose it as a capability; policy functions belong in another schema"
-        )),
-        Ok(Ok((Some(_), _, _))) => Err(format!("{name} must be {wanted}")),
+        Ok(Ok(Some(_))) => Err(format!("{name} must be {wanted}")),
         _ => Err(format!("{wanted} does not exist")),
     }
 }

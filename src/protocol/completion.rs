@@ -7,6 +7,7 @@ use crate::call::execute;
 use crate::catalog::registry::Kind;
 use crate::error::Error;
 use crate::identity::session;
+use crate::postgres::app_function;
 use pgrx::prelude::*;
 use serde_json::{json, Map, Value};
 
@@ -76,7 +77,7 @@ fn complete(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
 /// identifiers reach the SQL text.
 fn complete_with_function(ctx: &Context, func: &str, prefix: &str) -> Result<Vec<String>, Error> {
     let trace = crate::call::scope::trace_id();
-    let signature = format!("{func}(text)");
+    let func_name = func.to_string();
     let prefix = prefix.to_string();
     let timeout_ms = ctx.registry.settings.call_timeout_ms;
     session::run_as_caller(
@@ -84,29 +85,21 @@ fn complete_with_function(ctx: &Context, func: &str, prefix: &str) -> Result<Vec
         &ctx.caller.claims,
         timeout_ms,
         move || {
-            session::read_only(|| Spi::connect(|c| {
-                let qualified = c
-                    .select(
-                        "select (select pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(p.proname)
-                                   from pg_catalog.pg_proc p join pg_catalog.pg_namespace n on n.oid = p.pronamespace
-                                  where p.oid = pg_catalog.to_regprocedure($1))",
-                        Some(1),
-                        &[signature.as_str().into()],
-                    )?
-                    .first()
-                    .get_one::<String>()?;
-                let Some(qualified) = qualified else {
+            session::read_only(|| {
+                let Some(f) = app_function::resolve(&func_name, "text")? else {
                     return Ok(None);
                 };
-                let sql = format!("select v::pg_catalog.text from {qualified}($1) as v limit 101");
-                let mut out = vec![];
-                for row in c.select(sql.as_str(), None, &[prefix.as_str().into()])? {
-                    if let Some(v) = row.get::<String>(1)? {
-                        out.push(v);
+                let sql = format!("select v::pg_catalog.text from {}($1) as v limit 101", f.qualified);
+                Spi::connect(|c| {
+                    let mut out = vec![];
+                    for row in c.select(sql.as_str(), None, &[prefix.as_str().into()])? {
+                        if let Some(v) = row.get::<String>(1)? {
+                            out.push(v);
+                        }
                     }
-                }
-                Ok::<_, pgrx::spi::Error>(Some(out))
-            }))
+                    Ok::<_, pgrx::spi::Error>(Some(out))
+                })
+            })
         },
     )
     .map_err(|e| Error::Internal(execute::public_error(&e, &trace).message))?

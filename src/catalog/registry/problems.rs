@@ -28,6 +28,8 @@ pub(super) enum Problem {
     UnknownParamMeta(String),
     #[error("completions apply to prompts and resource templates only")]
     CompletionsOnTool,
+    #[error("completions of \"{0}\" must name a function as \"schema.function\", not {1:?}")]
+    CompletionFunctionName(String, String),
     #[error("parameter {0} has no name")]
     UnnamedParam(usize),
     #[error(

@@ -2,6 +2,8 @@
 //! problem, a capability: its kind, name, parameters and schemas, metadata and policies.
 
 use super::*;
+use crate::catalog::metadata::Completion;
+use crate::postgres::app_function;
 
 /// One row of sql/reflect.sql: a function in schema `mcp`.
 #[derive(Debug, Deserialize)]
@@ -261,6 +263,16 @@ pub(super) fn check_function(
     }
     if !d.meta.completions.is_empty() && d.kind == Kind::Tool {
         found.problems.push(Problem::CompletionsOnTool);
+    }
+    for (argument, completion) in &d.meta.completions {
+        if let Completion::Function(name) = completion {
+            if !app_function::valid_name(name) {
+                found.problems.push(Problem::CompletionFunctionName(
+                    argument.clone(),
+                    name.clone(),
+                ));
+            }
+        }
     }
 }
 

@@ -134,15 +134,16 @@ export function httpRequest(req: Request, path: string, body: string, client?: s
   return { method: req.method, path, headers, body, resource: PUBLIC_URL, resource_metadata: PRM_URL, client };
 }
 
-/** Send the cancel request for a query; resolves once the server closed the cancel connection,
- * which it does after it signalled the backend. query.cancel() drops that promise; the canceller
- * it calls (postgres.js 3.4.9, pinned in deno.lock) returns it. */
-function cancelRequest(query: object): Promise<unknown> {
+/** Send the cancel request for a query; resolves to true once the server closed the cancel
+ * connection, which it does after it signalled the backend, and to false when the cancel
+ * connection failed (whether the backend was signalled is then unknown). query.cancel() drops that
+ * promise; the canceller it calls (postgres.js 3.4.9, pinned in deno.lock) returns it. */
+function cancelRequest(query: object): Promise<boolean> {
   const q = query as { canceller?: ((q: object) => Promise<unknown>) | null; cancel(): void };
   const canceller = q.canceller;
-  if (typeof canceller !== "function") return Promise.resolve(q.cancel());
+  if (typeof canceller !== "function") return Promise.resolve((q.cancel(), false));
   q.canceller = null;
-  return canceller(query).catch(() => {});
+  return canceller(query).then(() => true, () => false);
 }
 
 // Reading req.signal is not free: Deno then aborts it after every response, a DOMException each.
@@ -171,7 +172,7 @@ export async function callHttp(request: HttpRequest, client?: () => AbortSignal)
   const query = db`select status, headers, body, events, listen
                      from chumbo.http_parts(${JSON.stringify(rest)}, ${text})`.raw();
   let answered = false;
-  let cancelled: Promise<unknown> | undefined;
+  let cancelled: Promise<boolean> | undefined;
   const cancel = () => {
     if (!answered) cancelled ??= cancelRequest(query);
   };
@@ -205,8 +206,12 @@ export async function callHttp(request: HttpRequest, client?: () => AbortSignal)
     clearTimeout(watch);
     signal?.removeEventListener("abort", cancel);
     // Bounded: a cancel connection that never closes must not hold the pool connection forever.
-    if (alive && cancelled) void Promise.race([cancelled, delay(CANCEL_WAIT_MS)]).then(() => pool!.giveBack(db, true));
-    else pool!.giveBack(db, alive);
+    // A cancel not known to be delivered may still arrive, during the next call on this
+    // connection: then the connection is not used again (the pool replaces it).
+    if (alive && cancelled) {
+      const delivered = Promise.race([cancelled, delay(CANCEL_WAIT_MS).then(() => false)]);
+      void delivered.then((known) => pool!.giveBack(db, known));
+    } else pool!.giveBack(db, alive);
   }
 }
 

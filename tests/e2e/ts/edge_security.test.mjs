@@ -305,7 +305,17 @@ describe("a client that goes away cancels its SQL call", () => {
           failures.push(`${r.status} ${r.body.slice(0, 200)}`);
         }
       }
-      assert.deepEqual(failures, [], "every call whose client stayed answered normally");
+      // what the edge logged for them (its log is replaced when the next aux edge starts)
+      const logged = failures.length
+        ? readFileSync(`${ROOT}.chumbo/e2e-edge-aux.log`, "utf8").split("\n").filter((l) =>
+          /^chumbo-edge [0-9a-f-]+:|^\s+at |Error/.test(l)
+        )
+        : [];
+      assert.deepEqual(
+        failures,
+        [],
+        `every call whose client stayed answered normally; the edge logged:\n${logged.join("\n")}`,
+      );
     } finally {
       edge.stop();
       psql("drop function if exists mcp.nap_ms(int)");

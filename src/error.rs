@@ -77,6 +77,39 @@ impl RpcError {
     }
 }
 
+/// A tool call refused in chumbo's own words, before the tool ran or because of what it produced:
+/// the caller sees the text as the tool result's `isError` content (after the tool ran, the
+/// refusal is raised inside the call, so its writes are rolled back). The kind says what was
+/// refused; the text is the same whatever the kind.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// The tool's own rate limit is reached, or cannot be checked.
+    #[error("{0}")]
+    RateLimit(String),
+    /// The app's `can_execute` policy, or the user's approval, said no.
+    #[error("{0}")]
+    Denied(String),
+    /// The arguments do not match the tool's inputSchema (or that schema is unusable).
+    #[error("{0}")]
+    Arguments(String),
+    /// The idempotency key given is unusable.
+    #[error("{0}")]
+    IdempotencyKey(String),
+    /// The page cursor is not one this server issued, has expired, or no longer fits the tool.
+    #[error("{0}")]
+    Cursor(String),
+    /// The result does not fit: over its size bound, or not matching the outputSchema.
+    #[error("{0}")]
+    Result(String),
+    /// An application function around the call (a renderer, a projection, the scope resolver)
+    /// does not exist or failed.
+    #[error("{0}")]
+    AppFunction(String),
+    /// The tool needs input from the user that this client's revision cannot carry.
+    #[error("{0}")]
+    InputUnavailable(String),
+}
+
 /// MCP 2026-07-28 error codes.
 pub const HEADER_MISMATCH: i64 = -32020;
 pub const MISSING_CLIENT_CAPABILITY: i64 = -32021;

@@ -3,6 +3,7 @@
 //! JSON lines; narrow flat rows as a table). structuredContent keeps the exact JSON either way.
 //! A tool may name its own renderer, `(rows jsonb) returns text`, run as the caller.
 
+use crate::error::Refusal;
 use crate::postgres::app_function;
 use pgrx::prelude::*;
 use pgrx::JsonB;
@@ -119,11 +120,13 @@ pub fn push_cell(out: &mut String, s: &str) {
 /// The text the tool's renderer `func` writes for `rows`. Runs inside the call (as the caller,
 /// in its subtransaction and time bound): its errors fail the call like the tool's own. The name
 /// is resolved to a catalog entry first; only catalog-quoted identifiers reach the SQL text.
-pub fn with_function(func: &str, rows: &[Value]) -> Result<String, String> {
+pub fn with_function(func: &str, rows: &[Value]) -> Result<String, Refusal> {
     let qualified = app_function::resolve(func, "jsonb")
         .ok()
         .flatten()
-        .ok_or_else(|| format!("the text renderer {func}(jsonb) does not exist"))?
+        .ok_or_else(|| {
+            Refusal::AppFunction(format!("the text renderer {func}(jsonb) does not exist"))
+        })?
         .qualified;
     let sql = format!("select {qualified}($1)::pg_catalog.text");
     let arg = JsonB(Value::Array(rows.to_vec()));
@@ -134,7 +137,7 @@ pub fn with_function(func: &str, rows: &[Value]) -> Result<String, String> {
                 .get_one::<String>()
         })
     })
-    .map_err(|_| format!("the text renderer {func} failed"))?;
+    .map_err(|_| Refusal::AppFunction(format!("the text renderer {func} failed")))?;
     Ok(text.unwrap_or_default())
 }
 

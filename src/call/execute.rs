@@ -6,6 +6,7 @@ use crate::call::pages::{PageRows, Position, Rows, Window};
 use crate::catalog::registry::{Caller, Capability};
 use crate::catalog::types::{quote_ident, ReturnShape};
 use crate::datum::JsonValue;
+use crate::error::Refusal;
 use crate::identity::session::{self, CaughtSqlError};
 use crate::result_json::TextPage;
 use pgrx::prelude::*;
@@ -93,7 +94,7 @@ pub fn call<T>(
     window: &Window,
     max_bytes: usize,
     timeout_ms: u64,
-    finish: impl FnOnce(Returned) -> Result<T, String>,
+    finish: impl FnOnce(Returned) -> Result<T, Refusal>,
 ) -> Result<T, CaughtSqlError> {
     let sql = call_sql(cap, args, window);
     let args_json = JsonValue(Value::Object(args.clone()));

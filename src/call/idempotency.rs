@@ -150,7 +150,7 @@ pub fn begin(registry: &Registry, plan: &ToolCall) -> Begin {
 
 /// After the tool produced `result`: stores it for retries, in the same transaction. Expired
 /// outcomes (a few per call) are pruned here.
-pub fn complete(op: Operation, result: &Value) -> Result<(), String> {
+pub fn complete(op: Operation, result: &Value) -> Result<(), pgrx::spi::Error> {
     let run = crate::bookkeeping::runs::current_id();
     session::as_owner(|| {
         Spi::connect_mut(|c| {
@@ -180,7 +180,6 @@ pub fn complete(op: Operation, result: &Value) -> Result<(), String> {
             .map(|_| ())
         })
     })
-    .map_err(|e| e.to_string())
 }
 
 #[cfg(any(test, feature = "pg_test"))]

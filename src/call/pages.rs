@@ -19,6 +19,7 @@ use crate::call::plan::ToolCall;
 use crate::catalog::metadata::CURSOR;
 use crate::catalog::registry::Capability;
 use crate::catalog::types::quote_ident;
+use crate::error::Refusal;
 use crate::tokens::{self, Kind};
 use serde_json::{json, Map, Value};
 
@@ -79,23 +80,30 @@ pub fn verify(
     cursor: &Value,
     b: &Binding,
     order_by: &[String],
-) -> Result<Position, String> {
+) -> Result<Position, Refusal> {
     let tool = b.tool;
     let restart = format!("call {tool} without \"{CURSOR}\" to start from the first page");
-    let invalid =
-        || format!("Invalid cursor for {tool}: it is not a cursor this server issued; {restart}.");
+    let invalid = || {
+        Refusal::Cursor(format!(
+            "Invalid cursor for {tool}: it is not a cursor this server issued; {restart}."
+        ))
+    };
     let text = cursor.as_str().ok_or_else(invalid)?;
     let p = tokens::open(key, Kind::PageCursor, text, MAX_CURSOR_BYTES).map_err(|_| invalid())?;
     if p["p"] != b.principal || p["c"] != tool || p["a"] != b.arguments_digest {
-        return Err(format!(
+        return Err(Refusal::Cursor(format!(
             "Invalid cursor for {tool}: it was issued for another caller, tool or arguments; pass it with exactly the other arguments of the call that returned it, or {restart}."
-        ));
+        )));
     }
     if tokens::expired(&p) {
-        return Err(format!("The cursor for {tool} has expired; {restart}."));
+        return Err(Refusal::Cursor(format!(
+            "The cursor for {tool} has expired; {restart}."
+        )));
     }
     let stale = || {
-        format!("The cursor for {tool} no longer fits the tool (its paging changed); {restart}.")
+        Refusal::Cursor(format!(
+            "The cursor for {tool} no longer fits the tool (its paging changed); {restart}."
+        ))
     };
     match (&p["o"], &p["k"], order_by.is_empty()) {
         (Value::Number(n), Value::Null, true) => {
@@ -209,7 +217,7 @@ impl Page<'_> {
     /// declares one (run as the caller, inside the call). `held`: rows read as text may stay text
     /// in structuredContent (a placeholder, see src/identity/spliced.rs) - only when nothing later needs
     /// them as values.
-    pub fn finish(self, held: bool) -> Result<(String, Value), String> {
+    pub fn finish(self, held: bool) -> Result<(String, Value), Refusal> {
         let name = &self.cap.name;
         let first = match &self.window.position {
             Position::Offset(n) => Some(*n + 1),
@@ -228,9 +236,9 @@ impl Page<'_> {
                             key.insert(c.clone(), v.clone());
                         }
                         _ => {
-                            return Err(format!(
+                            return Err(Refusal::Result(format!(
                                 "{name}: orderBy column \"{c}\" is missing or null in a row"
-                            ))
+                            )))
                         }
                     }
                 }
@@ -303,7 +311,7 @@ pub fn start(
     registry: &crate::catalog::registry::Registry,
     cap: &Capability,
     plan: &ToolCall,
-) -> Result<Window, String> {
+) -> Result<Window, Refusal> {
     let s = &registry.settings;
     if !is_paged(cap) {
         return Ok(first(cap, s));
@@ -340,7 +348,7 @@ pub fn result(
     window: &Window,
     page: PageRows,
     held: bool,
-) -> Result<(String, Value), String> {
+) -> Result<(String, Value), Refusal> {
     Page {
         cap,
         window,

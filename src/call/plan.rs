@@ -8,6 +8,7 @@
 use crate::call::mrtr;
 use crate::catalog::predicates::TOKEN_ARGUMENT;
 use crate::catalog::registry::{Caller, Capability};
+use crate::error::{Error, Refusal};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -70,7 +71,7 @@ pub struct Input {
 impl ToolCall {
     /// The plan of a call of `cap`, whose arguments the caller's request gave as `arguments`
     /// (already validated against the inputSchema) with `params` (for `_meta`, `requestState`,
-    /// `inputResponses`). Fails only on an unusable idempotency key.
+    /// `inputResponses`). Fails only on an unusable idempotency key (invalid params).
     pub fn new(
         cap: &Capability,
         caller: &Caller,
@@ -78,7 +79,7 @@ impl ToolCall {
         mut arguments: Map<String, Value>,
         params: &Map<String, Value>,
         call_timeout_ms: u64,
-    ) -> Result<ToolCall, String> {
+    ) -> Result<ToolCall, Error> {
         let confirmation_token = arguments.remove(TOKEN_ARGUMENT);
         // a set-returning tool is paged (src/call/pages.rs)
         let cursor = if cap.returns_set {
@@ -89,7 +90,8 @@ impl ToolCall {
         let idempotency_key = if cap.read_only {
             None
         } else {
-            idempotency_key(cap, &arguments, params)?
+            idempotency_key(cap, &arguments, params)
+                .map_err(|r| Error::InvalidParams(r.to_string()))?
         };
         Ok(ToolCall {
             tool: cap.name.clone(),
@@ -130,8 +132,8 @@ fn idempotency_key(
     cap: &Capability,
     arguments: &Map<String, Value>,
     params: &Map<String, Value>,
-) -> Result<Option<String>, String> {
-    let bad = |why: &str| format!("{IDEMPOTENCY_META_KEY} {why}");
+) -> Result<Option<String>, Refusal> {
+    let bad = |why: &str| Refusal::IdempotencyKey(format!("{IDEMPOTENCY_META_KEY} {why}"));
     let given = params
         .get("_meta")
         .and_then(|m| m.get(IDEMPOTENCY_META_KEY))

@@ -11,6 +11,7 @@
 use crate::call::execute;
 use crate::catalog::predicates::{resolve, ApprovalRule, Predicate, Shape};
 use crate::catalog::registry::{self, Caller, Capability, Registry};
+use crate::error::Refusal;
 use crate::identity::session::{self, CaughtSqlError};
 use pgrx::prelude::*;
 use pgrx::{pg_sys, JsonB};
@@ -158,14 +159,14 @@ pub fn needs_approval(
 }
 
 /// (registry version, setting value, what it resolved to).
-type ResolvedAt = (i64, String, Result<Predicate, String>);
+type ResolvedAt = (i64, String, Result<Predicate, Refusal>);
 
 thread_local! {
     /// The scope resolver, resolved once per registry version.
     static RESOLVER: RefCell<Option<ResolvedAt>> = const { RefCell::new(None) };
 }
 
-fn scope_resolver(registry: &Registry) -> Option<Result<Predicate, String>> {
+fn scope_resolver(registry: &Registry) -> Option<Result<Predicate, Refusal>> {
     let name = registry.settings.scope_resolver.as_ref()?;
     let cached = RESOLVER.with(|r| {
         r.borrow()
@@ -174,17 +175,18 @@ fn scope_resolver(registry: &Registry) -> Option<Result<Predicate, String>> {
             .map(|(_, _, p)| p.clone())
     });
     Some(cached.unwrap_or_else(|| {
-        let p = resolve(name, Shape::Scopes);
+        let p = resolve(name, Shape::Scopes)
+            .map_err(|e| Refusal::AppFunction(format!("scope_resolver: {e}")));
         RESOLVER.with(|r| *r.borrow_mut() = Some((registry.version, name.clone(), p.clone())));
         p
     }))
 }
 
 /// The caller's scopes from the scope resolver, or why there are none.
-fn resolved_scopes(registry: &Registry, caller: &Caller) -> Option<Result<Vec<String>, String>> {
+fn resolved_scopes(registry: &Registry, caller: &Caller) -> Option<Result<Vec<String>, Refusal>> {
     let p = match scope_resolver(registry)? {
         Ok(p) => p,
-        Err(e) => return Some(Err(format!("scope_resolver: {e}"))),
+        Err(e) => return Some(Err(e)),
     };
     let sql = p.sql.clone();
     let outcome = session::run_as_caller(
@@ -204,11 +206,11 @@ fn resolved_scopes(registry: &Registry, caller: &Caller) -> Option<Result<Vec<St
     .and_then(|r| r.map_err(|e| CaughtSqlError::internal(e.to_string())));
     Some(match outcome {
         Ok(list) => Ok(list.unwrap_or_default().into_iter().flatten().collect()),
-        Err(e) => Err(format!(
+        Err(e) => Err(Refusal::AppFunction(format!(
             "scope_resolver {} failed: {}",
             p.name,
             execute::public_error(&e, &crate::call::scope::trace_id()).message
-        )),
+        ))),
     })
 }
 

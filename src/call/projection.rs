@@ -7,6 +7,7 @@
 use crate::call::execute::{PublicError, Returned};
 use crate::catalog::registry::{Caller, Capability};
 use crate::catalog::types::ReturnShape;
+use crate::error::Refusal;
 use crate::identity::session::{self, CaughtSqlError};
 use crate::postgres::app_function;
 use pgrx::prelude::*;
@@ -44,15 +45,15 @@ fn value_of(returned: Returned) -> Value {
 pub fn model_output(
     cap: &Capability,
     returned: Returned,
-) -> Result<(ReturnShape, Returned), String> {
+) -> Result<(ReturnShape, Returned), Refusal> {
     let Some(func) = &cap.meta.model_output else {
         return Ok((cap.returns, returned));
     };
     let qualified = resolve(func, "jsonb").ok_or_else(|| {
-        format!(
+        Refusal::AppFunction(format!(
             "the model_output function {func}(jsonb) of {} does not exist",
             cap.name
-        )
+        ))
     })?;
     let sql = format!("select {qualified}($1)::pg_catalog.jsonb");
     let input = JsonB(value_of(returned));
@@ -66,16 +67,21 @@ pub fn model_output(
                 .get_one::<JsonB>()
         })
     })
-    .map_err(|e| format!("the model_output function of {} failed: {e}", cap.name))?
+    .map_err(|e| {
+        Refusal::AppFunction(format!(
+            "the model_output function of {} failed: {e}",
+            cap.name
+        ))
+    })?
     .map(|j| j.0)
     .unwrap_or(Value::Null);
     if cap.returns == ReturnShape::ToolResult
         && !projected.get("content").is_some_and(Value::is_array)
     {
-        return Err(format!(
+        return Err(Refusal::AppFunction(format!(
             "the model_output function of {} must return a tool result (an object with a content array)",
             cap.name
-        ));
+        )));
     }
     let shape = match (cap.returns, &projected) {
         (ReturnShape::ToolResult, _) => ReturnShape::ToolResult,

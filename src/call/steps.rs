@@ -26,7 +26,7 @@ use crate::call::policy::{self, Denied};
 use crate::call::projection;
 use crate::catalog::registry::{Caller, Capability, Registry};
 use crate::catalog::types::ReturnShape;
-use crate::error::Error;
+use crate::error::{Error, Refusal};
 use crate::events;
 use serde_json::{json, Map, Value};
 
@@ -40,9 +40,9 @@ pub enum Stop {
     Reply(Result<Value, Error>),
 }
 
-fn refused(message: String) -> Stop {
+fn refused(refusal: Refusal) -> Stop {
     Stop::Failed(PublicError {
-        message,
+        message: refusal.to_string(),
         internal: false,
     })
 }
@@ -80,7 +80,6 @@ pub fn run(
             |r| {
                 // execute::call raises the refusal, so the call's writes are rolled back
                 tool_result(registry, cap, plan, &window, r, rows_as_text)
-                    .map_err(|e| e.to_string())
             },
         )?;
         record(operation, &result);
@@ -106,14 +105,14 @@ fn admit(caller: &Caller, cap: &Capability) -> Result<(), Stop> {
     let bucket = format!("tool:{}:{}", cap.name, caller.principal.limit_key());
     match crate::bookkeeping::ledger::rate_hit(&bucket, 60, limit.per_minute, 1) {
         Ok(None) => Ok(()),
-        Ok(Some(retry)) => Err(refused(format!(
+        Ok(Some(retry)) => Err(refused(Refusal::RateLimit(format!(
             "Rate limit of {} calls per minute reached for {}: retry in {retry} s",
             limit.per_minute, cap.name
-        ))),
-        Err(()) => Err(refused(format!(
+        )))),
+        Err(()) => Err(refused(Refusal::RateLimit(format!(
             "{} is unavailable: its rate limit cannot be checked",
             cap.name
-        ))),
+        )))),
     }
 }
 
@@ -124,7 +123,8 @@ fn may_execute(
     cap: &Capability,
     plan: &ToolCall,
 ) -> Result<(), Stop> {
-    policy::may_execute(registry, cap, caller, &plan.arguments).map_err(|Denied(m)| refused(m))
+    policy::may_execute(registry, cap, caller, &plan.arguments)
+        .map_err(|Denied(m)| refused(Refusal::Denied(m)))
 }
 
 /// Step 3: The input of earlier rounds: the requestState verified (its nonce consumed) and this
@@ -171,7 +171,7 @@ fn approve(
 ) -> Result<Map<String, Value>, Stop> {
     match approval::gate(registry, caller, cap, plan, input) {
         Gate::Run(responses) => Ok(responses),
-        Gate::Deny(m) => Err(refused(m)),
+        Gate::Deny(m) => Err(refused(Refusal::Denied(m))),
         Gate::Reply(v) => Err(Stop::Reply(Ok(v))),
         Gate::Invalid(e) => Err(Stop::Reply(Err(e))),
     }
@@ -224,7 +224,7 @@ pub fn execute<T>(
     args: &Map<String, Value>,
     window: &Window,
     timeout_ms: u64,
-    finish: impl FnOnce(Returned) -> Result<T, String>,
+    finish: impl FnOnce(Returned) -> Result<T, Refusal>,
 ) -> Result<T, Stop> {
     let reply = |e: Error| Stop::Reply(Err(e));
     mrtr::begin(
@@ -263,7 +263,7 @@ pub fn execute<T>(
             }))));
         }
         if let Some(message) = asked.blocked {
-            return Err(refused(message));
+            return Err(refused(Refusal::InputUnavailable(message)));
         }
     }
     let trace = crate::call::scope::trace_id();
@@ -289,21 +289,15 @@ fn tool_result(
     window: &Window,
     returned: Returned,
     rows_as_text: bool,
-) -> Result<Value, Error> {
-    let refuse = |message: String| Error::Capability {
-        message,
-        internal: false,
-        uri: None,
-    };
+) -> Result<Value, Refusal> {
     let max = registry.settings.max_result_bytes;
-    let (shape, returned) = projection::model_output(cap, returned).map_err(refuse)?;
+    let (shape, returned) = projection::model_output(cap, returned)?;
     let (text, structured) = match (shape, returned) {
         (ReturnShape::ToolResult, Returned::One(Some(v))) => return Ok(v),
         (_, Returned::Rows(page)) => {
             // Rows stay text unless the outputSchema check needs them as values.
             let held = rows_as_text && cap.output_validator.is_none();
-            let (text, s) =
-                pages::result(registry, cap, plan, window, page, held).map_err(refuse)?;
+            let (text, s) = pages::result(registry, cap, plan, window, page, held)?;
             (text, Some(s))
         }
         (ReturnShape::Json | ReturnShape::Row, Returned::One(Some(v))) => {
@@ -320,7 +314,7 @@ fn tool_result(
         (_, Returned::One(None)) => ("null".to_string(), None),
     };
     if text.len() + events::bytes() > max {
-        return Err(refuse(format!(
+        return Err(Refusal::Result(format!(
             "the result is {} bytes (with {} bytes of notifications), over the limit of {max} bytes",
             text.len(),
             events::bytes()
@@ -328,7 +322,7 @@ fn tool_result(
     }
     if let (Some(v), Some(s)) = (&cap.output_validator, &structured) {
         if !v.is_valid(s) {
-            return Err(refuse(format!(
+            return Err(Refusal::Result(format!(
                 "{} returned a result that does not match its outputSchema",
                 cap.name
             )));

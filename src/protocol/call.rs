@@ -9,7 +9,7 @@ use crate::call::plan::EraFacts;
 use crate::call::policy;
 use crate::call::steps::{self, Round, Stop};
 use crate::catalog::registry::{Capability, Kind};
-use crate::error::Error;
+use crate::error::{Error, Refusal};
 use crate::identity::session;
 use crate::tokens;
 use serde_json::{Map, Value};
@@ -90,7 +90,7 @@ pub(super) fn run<T>(
     params: &Map<String, Value>,
     method: &str,
     window: &pages::Window,
-    finish: impl FnOnce(Returned) -> Result<T, String>,
+    finish: impl FnOnce(Returned) -> Result<T, Refusal>,
 ) -> Result<T, Stop> {
     let arguments_digest = if method == "resources/read" {
         tokens::arguments_digest(params.get("uri").unwrap_or(&Value::Null))

@@ -6,7 +6,7 @@ use super::{stateless, Context, MethodResult};
 use crate::call::plan::ToolCall;
 use crate::call::steps;
 use crate::catalog::registry::{Capability, Kind};
-use crate::error::Error;
+use crate::error::Refusal;
 use serde_json::{json, Map, Value};
 
 pub const METHODS: &[&str] = &["tools/list", "tools/call"];
@@ -50,7 +50,7 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
     }
     let args = match valid_arguments(cap, args) {
         Ok(args) => args,
-        Err(words) => return Ok(steps::tool_error(words)),
+        Err(refused) => return Ok(steps::tool_error(refused.to_string())),
     };
     let plan = ToolCall::new(
         cap,
@@ -59,8 +59,7 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
         args,
         params,
         ctx.registry.settings.call_timeout_ms,
-    )
-    .map_err(Error::InvalidParams)?;
+    )?;
     steps::run(ctx.registry, ctx.caller, cap, &plan)
 }
 
@@ -70,10 +69,10 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
 fn valid_arguments(
     cap: &Capability,
     args: Map<String, Value>,
-) -> Result<Map<String, Value>, String> {
-    let validator = cap
-        .validator()
-        .map_err(|e| format!("{} has an unusable input schema: {e}", cap.name))?;
+) -> Result<Map<String, Value>, Refusal> {
+    let validator = cap.validator().map_err(|e| {
+        Refusal::Arguments(format!("{} has an unusable input schema: {e}", cap.name))
+    })?;
     let instance = Value::Object(args);
     if !validator.is_valid(&instance) {
         let problems: Vec<String> = validator
@@ -88,11 +87,11 @@ fn valid_arguments(
                 }
             })
             .collect();
-        return Err(format!(
+        return Err(Refusal::Arguments(format!(
             "Invalid arguments for {}: {}",
             cap.name,
             problems.join("; ")
-        ));
+        )));
     }
     let Value::Object(args) = instance else {
         unreachable!("built as an object just above")

@@ -9,6 +9,7 @@ use crate::call::mrtr;
 use crate::catalog::predicates::TOKEN_ARGUMENT;
 use crate::catalog::registry::{Caller, Capability};
 use crate::error::{Error, Refusal};
+use crate::settings::Settings;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -78,7 +79,7 @@ impl ToolCall {
         era: EraFacts,
         mut arguments: Map<String, Value>,
         params: &Map<String, Value>,
-        call_timeout_ms: u64,
+        settings: &Settings,
     ) -> Result<ToolCall, Error> {
         let confirmation_token = arguments.remove(TOKEN_ARGUMENT);
         // a set-returning tool is paged (src/call/pages.rs)
@@ -103,7 +104,7 @@ impl ToolCall {
                 scopes: caller.scopes.clone(),
             },
             era,
-            timeout_ms: cap.meta.timeout_ms.unwrap_or(call_timeout_ms),
+            timeout_ms: cap.timeout_ms(settings),
             idempotency_key,
             cursor,
             confirmation_token,

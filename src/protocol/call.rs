@@ -116,10 +116,7 @@ pub(super) fn run<T>(
     } else {
         Map::new()
     };
-    let timeout_ms = cap
-        .meta
-        .timeout_ms
-        .unwrap_or(ctx.registry.settings.call_timeout_ms);
+    let timeout_ms = cap.timeout_ms(&ctx.registry.settings);
     steps::execute(
         ctx.registry,
         ctx.caller,

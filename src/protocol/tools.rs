@@ -58,7 +58,7 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
         era_facts(ctx),
         args,
         params,
-        ctx.registry.settings.call_timeout_ms,
+        &ctx.registry.settings,
     )?;
     steps::run(ctx.registry, ctx.caller, cap, &plan)
 }

@@ -147,6 +147,11 @@ fn kind_key(kind: Kind) -> u8 {
 }
 
 impl Capability {
+    /// The time bound of a call of it: its own `timeoutMs`, else the setting `call_timeout_ms`.
+    pub fn timeout_ms(&self, settings: &Settings) -> u64 {
+        self.meta.timeout_ms.unwrap_or(settings.call_timeout_ms)
+    }
+
     /// The argument validator (a JSON Schema 2020-12 validator, formats checked).
     pub fn validator(&self) -> Result<&jsonschema::Validator, &str> {
         self.validator

@@ -28,11 +28,11 @@ declare
 begin
     -- Held (shared: changes never wait on each other) from before the number is taken until the
     -- transaction ends: a backend that finds it free knows every number given out is settled,
-    -- whatever order they commit in (src/catalog/registry.rs, changes_settled).
+    -- whatever order they commit in (src/registry.rs, changes_settled).
     perform pg_advisory_xact_lock_shared(1667788130, 1);
     v := nextval('chumbo.schema_version');
     insert into chumbo.schema_changes values (v, functions);
-    -- Keep the table small. src/catalog/registry.rs (KEPT_CHANGES) relies on every row above the newest
+    -- Keep the table small. src/registry.rs (KEPT_CHANGES) relies on every row above the newest
     -- committed number minus 64 staying: a registry further behind reads everything again.
     delete from chumbo.schema_changes c where c.ctid in (
         select ctid from chumbo.schema_changes where version < v - 64 limit 16 for update skip locked);

@@ -6,7 +6,7 @@
 
 create table chumbo.skills (
     name text primary key check (name ~ '^[a-z0-9]+(-[a-z0-9]+)*$' and length(name) <= 64),
-    -- SKILL.md's frontmatter as JSON (src/catalog/skills_archive.rs parses it with yaml-rust2)
+    -- SKILL.md's frontmatter as JSON (src/skills_archive.rs parses it with yaml-rust2)
     frontmatter jsonb not null check (jsonb_typeof(frontmatter) = 'object'),
     -- OAuth scopes a caller's token must carry, besides a grant
     scopes text[] not null default '{}',

@@ -4,7 +4,7 @@
 //!
 //! The layers, lowest first; a module uses only modules of lower layers or its own
 //! ([LAYERS], checked by `every_module_uses_only_lower_layers`):
-//! 1. values: error, jsonrpc, settings, content, events
+//! 1. values: error, jsonrpc, settings, content, events, trace_context (W3C traceparent)
 //! 2. postgres/: read-only SPI, the backend guards and pinned clock, the hard time bound
 //! 3. identity/: the principal, tokens and claims, API keys, the switch to the caller's role
 //!    (session) and the settings spliced in for a call
@@ -166,7 +166,14 @@ fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>>
 
 /// The top-level modules of src, by layer, lowest first (see the module comment).
 const LAYERS: &[&[&str]] = &[
-    &["error", "jsonrpc", "settings", "content", "events"],
+    &[
+        "error",
+        "jsonrpc",
+        "settings",
+        "content",
+        "events",
+        "trace_context",
+    ],
     &["postgres"],
     &["identity"],
     &["tokens", "datum", "render", "result_json"],

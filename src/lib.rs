@@ -21,6 +21,7 @@ mod render;
 mod result_json;
 mod settings;
 mod tokens;
+mod trace_context;
 
 ::pgrx::pg_module_magic!();
 

@@ -137,6 +137,7 @@ fn process_message(
         state_key,
         progress,
         registry.settings.max_result_bytes,
+        crate::trace_context::of_message(&params, headers),
     );
     crate::bookkeeping::runs::enter(run.as_ref());
     // Anything unexpected (a bug, a catalog hiccup) must still be answered, and must not leave

@@ -149,6 +149,16 @@ thread_local! {
     pub(super) static DISPATCHED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
+/// The trace id of a request refused before any method ran: its valid `traceparent` header's, else
+/// a new one.
+fn refused_trace_id(request: &Value) -> String {
+    request
+        .get("headers")
+        .and_then(Value::as_object)
+        .and_then(crate::trace_context::of_headers)
+        .map_or_else(crate::call::scope::new_trace_id, |t| t.trace_id)
+}
+
 /// The HTTP-shaped processing shared by `chumbo.http` and `chumbo.mcp`. `claims` is Some when an
 /// outer layer (PostgREST) already verified the token. Requests refused before any method runs
 /// (400, 401, 403, 413, 415, 429) get an audit row here; the others get theirs from
@@ -165,7 +175,7 @@ pub fn process_http(request: &Value, verified_claims: Option<Value>) -> Answer {
         ledger::audit(
             true,
             ledger::Event {
-                trace_id: &session::trace_id(),
+                trace_id: &refused_trace_id(request),
                 era: "http",
                 method: None,
                 capability: None,

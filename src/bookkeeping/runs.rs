@@ -33,8 +33,8 @@ pub struct Run {
 fn issue(key: &[u8], principal: &str, ttl: u32) -> Run {
     let id = format!(
         "{}{}",
-        crate::identity::session::trace_id(),
-        crate::identity::session::trace_id()
+        crate::identity::session::random_id(),
+        crate::identity::session::random_id()
     );
     let payload = json!({"p": principal, "r": id, "x": tokens::expiry(i64::from(ttl))});
     Run {

@@ -223,7 +223,7 @@ fn elicitation(cap: &Capability, args: &Map<String, Value>) -> Value {
 fn confirmation_request(key: &[u8], cap: &Capability, plan: &ToolCall) -> Value {
     let payload = json!({
         "p": plan.caller.principal, "c": plan.tool, "a": plan.arguments_digest,
-        "x": tokens::expiry(TOKEN_TTL_SECONDS), "n": session::trace_id(),
+        "x": tokens::expiry(TOKEN_TTL_SECONDS), "n": session::random_id(),
     });
     let token = tokens::sign(key, Kind::ApprovalToken, &payload);
     let text = format!(

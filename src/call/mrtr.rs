@@ -179,7 +179,7 @@ pub fn issue(key: &[u8], b: &Binding, responses: &Map<String, Value>) -> String 
     let payload = json!({
         "p": b.principal, "m": b.method, "c": b.capability,
         "a": b.arguments_digest,
-        "x": tokens::expiry(STATE_TTL_SECONDS), "n": crate::identity::session::trace_id(), "r": responses,
+        "x": tokens::expiry(STATE_TTL_SECONDS), "n": crate::identity::session::random_id(), "r": responses,
     });
     tokens::sign(key, Kind::RequestState, &payload)
 }

@@ -11,6 +11,7 @@ use crate::call::mrtr;
 use crate::events;
 use crate::identity::principal::{self, Principal};
 use crate::identity::session;
+use crate::trace_context::TraceParent;
 use serde_json::Value;
 use std::cell::RefCell;
 use std::marker::PhantomData;
@@ -26,7 +27,13 @@ thread_local! {
 pub fn trace_id() -> String {
     TRACE
         .with(|t| t.borrow().clone())
-        .unwrap_or_else(session::trace_id)
+        .unwrap_or_else(new_trace_id)
+}
+
+/// A new W3C trace id (32 hex digits, 128 random bits): a request without a valid traceparent
+/// starts a trace of its own.
+pub fn new_trace_id() -> String {
+    session::random_id() + &session::random_id()
 }
 
 pub struct RequestScope {
@@ -36,17 +43,20 @@ pub struct RequestScope {
 
 impl RequestScope {
     /// Enters the scope of one request: its principal (and the deployment key for state
-    /// partitions), its progress token and the bytes its events may take. The MRTR round is
+    /// partitions), its progress token, the bytes its events may take, and the trace it belongs
+    /// to (the client's, else a new one). The MRTR round is
     /// opened per capability call inside the scope (see src/call/steps.rs execute) and closed with it.
     pub fn enter(
         principal: Principal,
         state_key: Vec<u8>,
         progress: Option<Value>,
         events_budget: usize,
+        trace: Option<TraceParent>,
     ) -> RequestScope {
         events::begin(progress, events_budget);
         principal::enter(principal, state_key);
-        TRACE.with(|t| *t.borrow_mut() = Some(session::trace_id()));
+        let trace_id = trace.map_or_else(new_trace_id, |t| t.trace_id);
+        TRACE.with(|t| *t.borrow_mut() = Some(trace_id));
         RequestScope {
             _not_send: PhantomData,
         }
@@ -107,7 +117,8 @@ mod tests {
     fn scope_clears_everything_when_it_ends() {
         assert!(is_clear());
         {
-            let _scope = RequestScope::enter(principal(), b"k".to_vec(), Some(json!(7)), 10_000);
+            let _scope =
+                RequestScope::enter(principal(), b"k".to_vec(), Some(json!(7)), 10_000, None);
             fill();
         }
         assert!(is_clear());
@@ -118,7 +129,8 @@ mod tests {
     #[pg_test]
     fn scope_clears_everything_when_an_error_unwinds() {
         let outcome = session::in_subtransaction(|| {
-            let _scope = RequestScope::enter(principal(), b"k".to_vec(), Some(json!(7)), 10_000);
+            let _scope =
+                RequestScope::enter(principal(), b"k".to_vec(), Some(json!(7)), 10_000, None);
             fill();
             Spi::get_one::<i32>("select 1 / 0")
         });

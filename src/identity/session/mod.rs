@@ -688,9 +688,9 @@ thread_local! {
     static RANDOM: RefCell<(i32, Vec<u8>)> = const { RefCell::new((0, Vec::new())) };
 }
 
-/// A short random id that ties a client-visible error to the server log line (also a nonce and a
-/// run id: unpredictable, from the strong random source).
-pub fn trace_id() -> String {
+/// 16 hex digits from the strong random source: unpredictable, never handed out twice (a nonce;
+/// two make a run id or a trace id).
+pub fn random_id() -> String {
     let mut id = [0u8; 8];
     RANDOM.with(|r| {
         let (pid, pool) = &mut *r.borrow_mut();

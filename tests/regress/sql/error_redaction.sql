@@ -27,11 +27,11 @@ create function pg_temp.call(action text) returns jsonb language sql as $$
   select chumbo.handle(jsonb_build_object('jsonrpc', '2.0', 'id', 1, 'method', 'tools/call',
     'params', jsonb_build_object('name', 'run_sql', 'arguments', jsonb_build_object('action', action))),
     '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}') $$;
-select class, regexp_replace(r #>> '{result,content,0,text}', '\(trace id [0-9a-f]{16}\)$', '(trace id <masked>)') as shown,
+select class, regexp_replace(r #>> '{result,content,0,text}', '\(trace id [0-9a-f]{32}\)$', '(trace id <masked>)') as shown,
        (r #> '{result,isError}')::boolean as is_error,
        array_to_string(array(select w from unnest(array['98765432109', '424242', 'secret-name-0042', 'regress_315',
          'Globex', 'no_such_table', 'select ', 'chumbo.settings', '2222']) w
-         where strpos(regexp_replace(r::text, 'trace id [0-9a-f]{16}', 'trace id <masked>', 'g'), w) > 0), ',') as leaks
+         where strpos(regexp_replace(r::text, 'trace id [0-9a-f]{32}', 'trace id <masked>', 'g'), w) > 0), ',') as leaks
 from (values
   ('22003 out of range',        'select 98765432109::int::text'),
   ('22P02 bad syntax',          'select ''x98765432109''::int::text'),

@@ -95,7 +95,7 @@ grant execute on all functions in schema mcp to authenticated;
 select pg_temp.shown(regress.tool(:'alice', 'says_secret')) as before_setting;
 select chumbo.configure('{"error_projection": "app.errors"}') ->> 'error_projection' as configured;
 select pg_temp.shown(regress.tool(:'alice', 'says_secret')) as redacted,
-       regress.tool(:'alice', 'says_secret') #>> '{result,content,0,text}' ~ '\(trace id [0-9a-f]{16}\)$' as keeps_trace_id;
+       regress.tool(:'alice', 'says_secret') #>> '{result,content,0,text}' ~ '\(trace id [0-9a-f]{32}\)$' as keeps_trace_id;
 select pg_temp.shown(regress.tool(:'alice', 'divides')) as projection_failed_keeps_message;
 select pg_temp.shown(regress.tool(:'alice', 'bad_input')) as null_keeps_message,
        pg_temp.shown(regress.tool(:'alice', 'conflict')) as rephrased;

@@ -61,7 +61,7 @@ grant execute on all functions in schema mcp to authenticated;
 create function pg_temp.call(claims jsonb, tool text, args jsonb default '{}') returns jsonb language sql as $$
   select regexp_replace(regexp_replace((chumbo.handle(jsonb_build_object('jsonrpc', '2.0', 'id', 1, 'method', 'tools/call',
     'params', jsonb_build_object('name', tool, 'arguments', args)), claims) -> 'result')::text,
-    'trace id [0-9a-f]{16}', 'trace id <masked>', 'g'), '[A-Za-z0-9_-]{40,}\.[A-Za-z0-9_-]{43}', '<cursor>', 'g')::jsonb $$;
+    'trace id [0-9a-f]{32}', 'trace id <masked>', 'g'), '[A-Za-z0-9_-]{40,}\.[A-Za-z0-9_-]{43}', '<cursor>', 'g')::jsonb $$;
 create function pg_temp.raw(claims jsonb, call jsonb) returns jsonb language sql as $$
   select chumbo.handle(jsonb_build_object('jsonrpc', '2.0', 'id', 1, 'method', 'tools/call', 'params', call), claims) -> 'result' $$;
 -- follows next_call to the end: pages, ids in order, largest page (rows), largest page's body bytes

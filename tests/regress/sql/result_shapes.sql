@@ -7,7 +7,7 @@ begin;
 create function pg_temp.call(tool text, args jsonb default '{}') returns jsonb language sql as $$
   select regexp_replace((chumbo.handle(jsonb_build_object('jsonrpc', '2.0', 'id', 1, 'method', 'tools/call',
     'params', jsonb_build_object('name', tool, 'arguments', args)), '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}') -> 'result')::text,
-    'trace id [0-9a-f]{16}', 'trace id <masked>')::jsonb $$;
+    'trace id [0-9a-f]{32}', 'trace id <masked>')::jsonb $$;
 
 create function mcp.stats() returns jsonb language sql stable as $$ select '{"projects": 3, "open": true}'::jsonb $$;
 create function mcp.numbers() returns jsonb language sql stable as $$ select '[1, 2, 3]'::jsonb $$;

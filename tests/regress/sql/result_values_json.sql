@@ -103,9 +103,9 @@ select r -> 'structuredContent' = (select to_jsonb(t) from public.typed_values t
 -- Depth: 100 levels pass, 200 are a tool error that says why (no backend crash: the next call works).
 select jsonb_typeof(r -> 'structuredContent') as hundred_levels, coalesce(r ->> 'isError', 'false') as is_error
   from pg_temp.result('nested', '{"depth": 100}') r;
-select r ->> 'isError' as is_error, regexp_replace(r #>> '{content,0,text}', 'trace id [0-9a-f]{16}', 'trace id <masked>') as too_deep
+select r ->> 'isError' as is_error, regexp_replace(r #>> '{content,0,text}', 'trace id [0-9a-f]{32}', 'trace id <masked>') as too_deep
   from pg_temp.result('nested', '{"depth": 200}') r;
-select r ->> 'isError' as is_error, regexp_replace(r #>> '{content,0,text}', 'trace id [0-9a-f]{16}', 'trace id <masked>') as too_deep_row
+select r ->> 'isError' as is_error, regexp_replace(r #>> '{content,0,text}', 'trace id [0-9a-f]{32}', 'trace id <masked>') as too_deep_row
   from pg_temp.result('nested_rows', '{"depth": 200}') r;
 select r #>> '{content,0,text}' as after_refusal from pg_temp.result('numeric_scalar') r;
 rollback;

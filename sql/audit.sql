@@ -28,3 +28,25 @@ $$;
 revoke all on function chumbo.prune_audit_events(interval) from public;
 comment on function chumbo.prune_audit_events(interval) is
   'Delete audit events older than the retention (default 30 days); schedule it with pg_cron.';
+
+-- Per method and capability, over the last hour of audit rows: calls, errors (every outcome but
+-- ok and input_required) and latency percentiles, for operators without an OpenTelemetry
+-- collector. Readable by the extension owner and whoever it grants it to; a view reads with its
+-- owner's rights, so a grant shows these aggregates and never a row, a principal or a trace id.
+create view chumbo.metrics as
+select method,
+       capability,
+       count(*) as calls,
+       count(*) filter (where outcome not in ('ok', 'input_required')) as errors,
+       percentile_cont(0.5) within group (order by duration_ms) as p50_ms,
+       percentile_cont(0.95) within group (order by duration_ms) as p95_ms,
+       percentile_cont(0.99) within group (order by duration_ms) as p99_ms,
+       max(duration_ms) as max_ms,
+       min(at) as first_at,
+       max(at) as last_at
+  from chumbo.audit_events
+ where at >= now() - interval '1 hour'
+ group by method, capability;
+revoke all on chumbo.metrics from public;
+comment on view chumbo.metrics is
+  'Calls, errors and p50/p95/p99 latency per method and capability over the last hour of chumbo.audit_events. Owner only unless granted.';

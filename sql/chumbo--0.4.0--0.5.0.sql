@@ -111,3 +111,58 @@ begin
 end $$;
 comment on function chumbo.sandbox_touch(uuid, text) is
   'Mark the caller''s sandbox used now (postpones its idle stop); returns it (check "status": a stopped one stays stopped). Another owner''s sandbox, or with tenant another tenant''s, is not found, exactly like an unknown id.';
+
+-- Per method and capability, over the last hour of audit rows: calls, errors (every outcome but
+-- ok and input_required) and latency percentiles, for operators without an OpenTelemetry
+-- collector. Readable by the extension owner and whoever it grants it to; a view reads with its
+-- owner's rights, so a grant shows these aggregates and never a row, a principal or a trace id.
+create view chumbo.metrics as
+select method,
+       capability,
+       count(*) as calls,
+       count(*) filter (where outcome not in ('ok', 'input_required')) as errors,
+       percentile_cont(0.5) within group (order by duration_ms) as p50_ms,
+       percentile_cont(0.95) within group (order by duration_ms) as p95_ms,
+       percentile_cont(0.99) within group (order by duration_ms) as p99_ms,
+       max(duration_ms) as max_ms,
+       min(at) as first_at,
+       max(at) as last_at
+  from chumbo.audit_events
+ where at >= now() - interval '1 hour'
+ group by method, capability;
+revoke all on chumbo.metrics from public;
+comment on view chumbo.metrics is
+  'Calls, errors and p50/p95/p99 latency per method and capability over the last hour of chumbo.audit_events. Owner only unless granted.';
+
+-- http_parts answers a sixth column, spans: the request's phases timed by the extension when the
+-- edge asks for them (it exports traces; src/trace_context.rs). A function's result columns
+-- cannot change in place: the old one is renamed so that its grants can be copied, then dropped.
+alter function chumbo.http_parts(text, text) rename to _http_parts_0_4_0;
+CREATE  FUNCTION chumbo."http_parts"(
+	"request" TEXT,
+	"request_body" TEXT
+) RETURNS TABLE (
+	"status" INT,
+	"headers" TEXT,
+	"body" TEXT,
+	"events" TEXT,
+	"listen" TEXT,
+	"spans" TEXT
+)
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'http_parts_wrapper';
+revoke execute on function chumbo.http_parts(text, text) from public;
+do $$
+declare
+    grantee text;
+begin
+    for grantee in
+        select distinct a.grantee::regrole::text
+          from pg_proc p, aclexplode(p.proacl) a
+         where p.oid = 'chumbo._http_parts_0_4_0(text, text)'::regprocedure and a.privilege_type = 'EXECUTE'
+           and a.grantee <> 0 and a.grantee <> p.proowner
+    loop
+        execute format('grant execute on function chumbo.http_parts(text, text) to %s', grantee);
+    end loop;
+end $$;
+drop function chumbo._http_parts_0_4_0(text, text);

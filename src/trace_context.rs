@@ -3,8 +3,14 @@
 //! makes its trace id the request's trace id, the one its audit row, its server log line and a
 //! failing call's message carry; a malformed one is ignored (never an error, never echoed), and
 //! the request starts a trace of its own.
+//!
+//! And spans out: when the edge asks for them (it exports traces), the phases of a request are
+//! timed here ([timed]) and handed back with the answer ([take_spans]); the database exports
+//! nothing itself. When the edge does not ask, [timed] only runs its work.
 
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
+use std::cell::RefCell;
+use std::time::Instant;
 
 /// A valid `traceparent`'s parts, lowercase hex.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,6 +89,149 @@ pub fn of_headers(headers: &Map<String, Value>) -> Option<TraceParent> {
         .and_then(parse)
 }
 
+/// One timed phase, in microseconds since the request began.
+struct Span {
+    name: &'static str,
+    start_us: u64,
+    end_us: u64,
+}
+
+/// What one JSON-RPC message was, for its MCP server span (never arguments or results).
+pub struct MessageFacts<'a> {
+    pub method: &'a str,
+    pub target: Option<&'a str>,
+    pub request_id: &'a Value,
+    pub protocol_version: &'a str,
+    pub trace_id: &'a str,
+    pub parent_id: Option<&'a str>,
+    /// The audit row's outcome class (`ok`, `tool_error`, `error -32602`, `internal`, …).
+    pub outcome: &'a str,
+}
+
+struct Recording {
+    began: Instant,
+    /// Phases outside any message (authentication, the registry).
+    spans: Vec<Span>,
+    /// Finished messages, as JSON.
+    messages: Vec<Value>,
+    /// The message in progress: when it began, and its phases.
+    current: Option<(u64, Vec<Span>)>,
+}
+
+impl Recording {
+    fn now_us(&self) -> u64 {
+        self.began.elapsed().as_micros() as u64
+    }
+}
+
+thread_local! {
+    /// The spans of the request in progress, when its edge asked for them.
+    static RECORDING: RefCell<Option<Recording>> = const { RefCell::new(None) };
+}
+
+fn spans_json(spans: &[Span]) -> Value {
+    Value::Array(
+        spans
+            .iter()
+            .map(|s| json!({"name": s.name, "start_us": s.start_us, "end_us": s.end_us}))
+            .collect(),
+    )
+}
+
+/// Starts (or, `on` false, turns off) the recording of this request's spans; whatever an earlier
+/// request left (one that ended in an ERROR) is dropped either way.
+pub fn record_spans(on: bool) {
+    RECORDING.with(|r| {
+        *r.borrow_mut() = on.then(|| Recording {
+            began: Instant::now(),
+            spans: vec![],
+            messages: vec![],
+            current: None,
+        })
+    });
+}
+
+/// Runs `work`, timing it as the phase `name` when spans are recorded (of the message in
+/// progress, if one is). A phase that ends in a PostgreSQL ERROR (unwinding through here) is
+/// recorded too: a failing tool's execution is what an operator looks for.
+pub fn timed<T>(name: &'static str, work: impl FnOnce() -> T) -> T {
+    let start = RECORDING.with(|r| r.borrow().as_ref().map(Recording::now_us));
+    let Some(start_us) = start else {
+        return work();
+    };
+    let _phase = Phase { name, start_us };
+    work()
+}
+
+/// A phase being timed; recorded when dropped, however its work ended.
+struct Phase {
+    name: &'static str,
+    start_us: u64,
+}
+
+impl Drop for Phase {
+    fn drop(&mut self) {
+        // Never borrowed across `work`: this borrow cannot fail, even while unwinding.
+        RECORDING.with(|r| {
+            if let Some(rec) = r.borrow_mut().as_mut() {
+                let span = Span {
+                    name: self.name,
+                    start_us: self.start_us,
+                    end_us: rec.now_us(),
+                };
+                match rec.current.as_mut() {
+                    Some((_, spans)) => spans.push(span),
+                    None => rec.spans.push(span),
+                }
+            }
+        });
+    }
+}
+
+/// A JSON-RPC message begins: the phases timed from now on are its own.
+pub fn message_begins() {
+    RECORDING.with(|r| {
+        if let Some(rec) = r.borrow_mut().as_mut() {
+            rec.current = Some((rec.now_us(), vec![]));
+        }
+    });
+}
+
+/// The message in progress ended as `facts` say.
+pub fn message_ends(facts: MessageFacts) {
+    RECORDING.with(|r| {
+        if let Some(rec) = r.borrow_mut().as_mut() {
+            let (start_us, spans) = rec.current.take().unwrap_or((rec.now_us(), vec![]));
+            let end_us = rec.now_us();
+            rec.messages.push(json!({
+                "method": facts.method,
+                "target": facts.target,
+                "request_id": facts.request_id,
+                "protocol_version": facts.protocol_version,
+                "trace_id": facts.trace_id,
+                "parent_id": facts.parent_id,
+                "outcome": facts.outcome,
+                "start_us": start_us,
+                "end_us": end_us,
+                "spans": spans_json(&spans),
+            }));
+        }
+    });
+}
+
+/// The request's spans as the edge takes them (`None` when it did not ask), and the recording
+/// ended.
+pub fn take_spans() -> Option<String> {
+    RECORDING.with(|r| r.borrow_mut().take()).map(|rec| {
+        json!({
+            "total_us": rec.now_us(),
+            "spans": spans_json(&rec.spans),
+            "messages": rec.messages,
+        })
+        .to_string()
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -120,6 +269,35 @@ mod tests {
         for b in bad {
             assert_eq!(parse(b), None, "{b}");
         }
+    }
+
+    #[test]
+    fn spans_are_recorded_only_when_asked() {
+        record_spans(false);
+        assert_eq!(timed("execute", || 7), 7);
+        assert_eq!(take_spans(), None);
+        record_spans(true);
+        timed("authenticate", || ());
+        message_begins();
+        timed("execute", || ());
+        message_ends(MessageFacts {
+            method: "tools/call",
+            target: Some("greet"),
+            request_id: &json!(1),
+            protocol_version: "2025-11-25",
+            trace_id: "4bf92f3577b34da6a3ce929d0e0e4736",
+            parent_id: None,
+            outcome: "ok",
+        });
+        let got: Value = serde_json::from_str(&take_spans().unwrap()).unwrap();
+        assert_eq!(got["spans"][0]["name"], "authenticate");
+        assert_eq!(got["messages"][0]["target"], "greet");
+        assert_eq!(got["messages"][0]["spans"][0]["name"], "execute");
+        let m = &got["messages"][0];
+        assert!(m["start_us"].as_u64() <= m["spans"][0]["start_us"].as_u64());
+        assert!(m["spans"][0]["end_us"].as_u64() <= m["end_us"].as_u64());
+        // taken once: the next request starts clean
+        assert_eq!(take_spans(), None);
     }
 
     #[test]

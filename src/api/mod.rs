@@ -132,12 +132,15 @@ fn process_message(
         Err(e) => return nothing(Some(Reply::of(jsonrpc::error(&id, &e.rpc())))),
     };
     let state_key = registry.keys.get("state").cloned().unwrap_or_default();
+    let trace_parent = crate::trace_context::of_message(&params, headers);
+    let parent_id = trace_parent.as_ref().map(|t| t.parent_id.clone());
+    crate::trace_context::message_begins();
     let scope = RequestScope::enter(
         caller.principal.clone(),
         state_key,
         progress,
         registry.settings.max_result_bytes,
-        crate::trace_context::of_message(&params, headers),
+        trace_parent,
     );
     crate::bookkeeping::runs::enter(run.as_ref());
     // Anything unexpected (a bug, a catalog hiccup) must still be answered, and must not leave
@@ -189,34 +192,45 @@ fn process_message(
         }
     };
     let mut reply = Reply::of(response);
+    let capability = params
+        .get("name")
+        .or_else(|| params.get("uri"))
+        .and_then(Value::as_str);
     if registry.settings.audit {
         let text = reply.text.take().unwrap_or_else(|| reply.value.to_string());
         let bytes = text.len();
         reply.text = Some(text);
-        let capability = params
-            .get("name")
-            .or_else(|| params.get("uri"))
-            .and_then(Value::as_str);
         let opted_in = capability
             .and_then(|n| registry.find(n, registry::Kind::Tool))
             .and_then(|c| c.meta.audit.as_ref())
             .is_some_and(|a| a.arguments);
-        ledger::audit(
-            last,
-            ledger::Event {
-                trace_id: &trace,
-                era: era.audit_name(),
-                method: Some(method.as_str()),
-                capability,
-                principal: caller.principal.digest(),
-                outcome: &class,
-                duration_ms: started.elapsed().as_secs_f64() * 1000.0,
-                bytes,
-                detail: opted_in.then(|| json!({"arguments": params.get("arguments")})),
-                run_id: run.as_ref().map(|r| r.id.as_str()),
-            },
-        );
+        crate::trace_context::timed("audit", || {
+            ledger::audit(
+                last,
+                ledger::Event {
+                    trace_id: &trace,
+                    era: era.audit_name(),
+                    method: Some(method.as_str()),
+                    capability,
+                    principal: caller.principal.digest(),
+                    outcome: &class,
+                    duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+                    bytes,
+                    detail: opted_in.then(|| json!({"arguments": params.get("arguments")})),
+                    run_id: run.as_ref().map(|r| r.id.as_str()),
+                },
+            )
+        });
     }
+    crate::trace_context::message_ends(crate::trace_context::MessageFacts {
+        method: &method,
+        target: capability,
+        request_id: &id,
+        protocol_version: era.version(),
+        trace_id: &trace,
+        parent_id: parent_id.as_deref(),
+        outcome: &class,
+    });
     // The audit insert used a sequence: lastval() must not tell the next caller anything.
     session::forget_session_state();
     Processed {
@@ -250,6 +264,8 @@ fn serve<R>(shared_session: bool, f: impl FnOnce() -> R) -> R {
         session::refuse_temporary_relations_and_types();
     }
     session::request_begins();
+    // Spans are recorded only for an http_parts request that asks (its own step turns it on).
+    crate::trace_context::record_spans(false);
     session::serve_request(f)
 }
 
@@ -389,8 +405,9 @@ fn http_request(request: Option<JsonbText>) -> JsonValue {
 /// `chumbo.http_parts(request, request_body)`: chumbo.http as the edge calls it. The bodies travel
 /// as text both ways, so neither is parsed into jsonb and printed again on its way through the
 /// connection, nor escaped into a JSON string: the edge sends the bytes it received and frames the
-/// bytes it gets. `request` is chumbo.http's object without `body`; headers, events and listen
-/// come back as JSON text (events and listen null when there are none).
+/// bytes it gets. `request` is chumbo.http's object without `body` (and `"trace": true` when the
+/// edge exports traces); headers, events, listen and spans come back as JSON text (null when there
+/// are none).
 #[pg_extern(name = "http_parts")]
 #[allow(clippy::type_complexity)] // pgrx reads the result columns from this very type
 fn http_parts(
@@ -404,17 +421,28 @@ fn http_parts(
         name!(body, Option<String>),
         name!(events, Option<String>),
         name!(listen, Option<String>),
+        name!(spans, Option<String>),
     ),
 > {
     TableIterator::once(serve(true, || http_parts_request(request, request_body)))
 }
 
+#[allow(clippy::type_complexity)]
 fn http_parts_request(
     request: Option<&str>,
     request_body: Option<String>,
-) -> (i32, String, Option<String>, Option<String>, Option<String>) {
+) -> (
+    i32,
+    String,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+    Option<String>,
+) {
     let mut a = match request.map(serde_json::from_str::<Value>) {
         Some(Ok(Value::Object(mut m))) => {
+            // An edge that exports traces asks for the request's spans (docs/observability.md).
+            crate::trace_context::record_spans(m.get("trace") == Some(&Value::Bool(true)));
             m.insert(
                 "body".into(),
                 request_body.map_or(Value::Null, Value::String),
@@ -432,7 +460,8 @@ fn http_parts_request(
     let events = (!a.events.is_empty()).then(|| Value::Array(a.events).to_string());
     let listen = a.listen.map(|l| l.to_string());
     let body = a.body_text.or_else(|| a.body.map(|b| spliced::write(&b)));
-    (i32::from(a.status), headers, body, events, listen)
+    let spans = crate::trace_context::take_spans();
+    (i32::from(a.status), headers, body, events, listen, spans)
 }
 
 /// `chumbo.mcp(body)`: the PostgREST RPC entry (`POST /rest/v1/rpc/mcp`). PostgREST has already

@@ -3,6 +3,7 @@
 //! either hands its result on or ends the request with its answer (docs/architecture.md).
 
 use super::*;
+use crate::trace_context::timed;
 
 pub(super) fn header<'a>(headers: &'a Map<String, Value>, name: &str) -> Option<&'a str> {
     headers
@@ -172,21 +173,23 @@ pub fn process_http(request: &Value, verified_claims: Option<Value>) -> Answer {
     let dispatched = DISPATCHED.with(|d| d.replace(false));
     if !dispatched && a.status >= 400 && registry::current().settings.audit {
         let principal = principal.unwrap_or_else(|| "unauthenticated".to_string());
-        ledger::audit(
-            true,
-            ledger::Event {
-                trace_id: &refused_trace_id(request),
-                era: "http",
-                method: None,
-                capability: None,
-                principal: &principal,
-                outcome: &format!("refused {}", a.status),
-                duration_ms: started.elapsed().as_secs_f64() * 1000.0,
-                bytes: a.body.as_ref().map_or(0, crate::render::json_len),
-                detail: None,
-                run_id: None,
-            },
-        );
+        timed("audit", || {
+            ledger::audit(
+                true,
+                ledger::Event {
+                    trace_id: &refused_trace_id(request),
+                    era: "http",
+                    method: None,
+                    capability: None,
+                    principal: &principal,
+                    outcome: &format!("refused {}", a.status),
+                    duration_ms: started.elapsed().as_secs_f64() * 1000.0,
+                    bytes: a.body.as_ref().map_or(0, crate::render::json_len),
+                    detail: None,
+                    run_id: None,
+                },
+            )
+        });
     }
     a
 }
@@ -228,31 +231,37 @@ pub(super) fn pipeline(
     verified_claims: Option<Value>,
     principal: &mut Option<String>,
 ) -> Result<Answer, Answer> {
-    let registry = registry::current();
+    let registry = timed("registry", registry::current);
     let empty = Map::new();
     let mut received = receive(request, &registry.settings, &empty)?;
     let (claims, api_key) = match verified_claims {
         Some(c) => (c, None),
-        None => authenticate(
-            &registry.settings,
-            received.headers,
-            received.resource,
-            received.resource_metadata,
-            &received.req_id,
-        )?,
+        None => timed("authenticate", || {
+            authenticate(
+                &registry.settings,
+                received.headers,
+                received.resource,
+                received.resource_metadata,
+                &received.req_id,
+            )
+        })?,
     };
     let msg = std::mem::replace(&mut received.parsed, Ok(Value::Null))
         .map_err(|e| refusal(&Value::Null, e, false))?;
     let era = classify(&msg, received.headers, &received.req_id)?;
-    let caller = identify(&registry, request, &received, claims, api_key.as_ref())?;
+    let caller = timed("identify", || {
+        identify(&registry, request, &received, claims, api_key.as_ref())
+    })?;
     *principal = Some(caller.principal.digest().to_string());
     let messages = batch(&msg, &era, &registry.settings)?;
-    admit(
-        &registry.settings,
-        &caller,
-        &received.req_id,
-        messages.len(),
-    )?;
+    timed("admit", || {
+        admit(
+            &registry.settings,
+            &caller,
+            &received.req_id,
+            messages.len(),
+        )
+    })?;
     let dispatched = dispatch(&registry, &caller, &msg, &messages, &era, &received)?;
     Ok(frame(&msg, &era, dispatched, received.resource_metadata))
 }

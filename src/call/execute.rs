@@ -130,80 +130,83 @@ pub fn call<T>(
         &caller.claims,
         timeout_ms,
         move || {
-            let returned = Spi::connect_mut(|client| {
-                let mut table = session::run_kept(
-                    client,
-                    &sql,
-                    &[
-                        pgrx::pg_sys::JSONBOID,
-                        pgrx::pg_sys::INT8OID,
-                        pgrx::pg_sys::INT8OID,
-                        pgrx::pg_sys::JSONBOID,
-                    ],
-                    &[args_json.into(), limit.into(), offset.into(), after.into()],
-                )?;
-                if !returns_set {
-                    let mut one = None;
-                    while table.next().is_some() {
-                        one = value_at(&mut reader, &table)?;
-                    }
-                    return Ok::<_, pgrx::spi::Error>(Returned::One(one));
-                }
-                // A page holds at least one row (else a row wider than the page could never be
-                // read); the events the call raised count against the result's hard bound.
-                let fits = |rows: usize, bytes: usize| {
-                    rows == 0
-                        || (rows < page_rows
-                            && bytes <= page_bytes
-                            && bytes + crate::events::bytes() <= max_bytes)
-                };
-                // A row type's rows are written as text as they are read (result_json::TextPage);
-                // a NULL row or one of another type turns the page into values from there on.
-                let mut text = composite.then(TextPage::default);
-                let (mut values, mut bytes, mut kept, mut more) = (vec![], 0usize, 0usize, false);
-                while table.next().is_some() {
-                    if let Some(t) = text.as_mut() {
-                        let (before, mark) = (t.rows(), t.mark());
-                        let written = match table.get_datum_by_ordinal(1)? {
-                            // SAFETY: as in value_at.
-                            Some(d) => unsafe { reader.write_row(d, t) },
-                            None => false,
-                        };
-                        if written {
-                            if !fits(before, t.lines_len() + 1) {
-                                t.truncate(mark);
-                                more = true;
-                                break;
-                            }
-                            continue;
+            let returned = crate::trace_context::timed("execute", || {
+                Spi::connect_mut(|client| {
+                    let mut table = session::run_kept(
+                        client,
+                        &sql,
+                        &[
+                            pgrx::pg_sys::JSONBOID,
+                            pgrx::pg_sys::INT8OID,
+                            pgrx::pg_sys::INT8OID,
+                            pgrx::pg_sys::JSONBOID,
+                        ],
+                        &[args_json.into(), limit.into(), offset.into(), after.into()],
+                    )?;
+                    if !returns_set {
+                        let mut one = None;
+                        while table.next().is_some() {
+                            one = value_at(&mut reader, &table)?;
                         }
-                        let t = text.take().expect("matched above");
-                        bytes = if t.rows() > 0 { t.lines_len() + 1 } else { 0 };
+                        return Ok::<_, pgrx::spi::Error>(Returned::One(one));
+                    }
+                    // A page holds at least one row (else a row wider than the page could never be
+                    // read); the events the call raised count against the result's hard bound.
+                    let fits = |rows: usize, bytes: usize| {
+                        rows == 0
+                            || (rows < page_rows
+                                && bytes <= page_bytes
+                                && bytes + crate::events::bytes() <= max_bytes)
+                    };
+                    // A row type's rows are written as text as they are read (result_json::TextPage);
+                    // a NULL row or one of another type turns the page into values from there on.
+                    let mut text = composite.then(TextPage::default);
+                    let (mut values, mut bytes, mut kept, mut more) =
+                        (vec![], 0usize, 0usize, false);
+                    while table.next().is_some() {
+                        if let Some(t) = text.as_mut() {
+                            let (before, mark) = (t.rows(), t.mark());
+                            let written = match table.get_datum_by_ordinal(1)? {
+                                // SAFETY: as in value_at.
+                                Some(d) => unsafe { reader.write_row(d, t) },
+                                None => false,
+                            };
+                            if written {
+                                if !fits(before, t.lines_len() + 1) {
+                                    t.truncate(mark);
+                                    more = true;
+                                    break;
+                                }
+                                continue;
+                            }
+                            let t = text.take().expect("matched above");
+                            bytes = if t.rows() > 0 { t.lines_len() + 1 } else { 0 };
+                            kept = bytes;
+                            values = t.into_values();
+                        }
+                        let v = value_at(&mut reader, &table)?.unwrap_or(Value::Null);
+                        bytes += crate::render::json_len(&v) + 1;
+                        if !fits(values.len(), bytes) {
+                            more = true;
+                            break;
+                        }
+                        values.push(v);
                         kept = bytes;
-                        values = t.into_values();
                     }
-                    let v = value_at(&mut reader, &table)?.unwrap_or(Value::Null);
-                    bytes += crate::render::json_len(&v) + 1;
-                    if !fits(values.len(), bytes) {
-                        more = true;
-                        break;
-                    }
-                    values.push(v);
-                    kept = bytes;
-                }
-                let (rows, lines_len) = match text {
-                    Some(t) => {
-                        let len = t.lines_len();
-                        (Rows::Text(t), len)
-                    }
-                    None => (Rows::Values(values), kept.saturating_sub(1)),
-                };
-                Ok(Returned::Rows(PageRows {
-                    rows,
-                    more,
-                    lines_len,
-                    columns: reader.declared_columns().unwrap_or_default(),
-                }))
+                    let (rows, lines_len) = match text {
+                        Some(t) => {
+                            let len = t.lines_len();
+                            (Rows::Text(t), len)
+                        }
+                        None => (Rows::Values(values), kept.saturating_sub(1)),
+                    };
+                    Ok(Returned::Rows(PageRows {
+                        rows,
+                        more,
+                        lines_len,
+                        columns: reader.declared_columns().unwrap_or_default(),
+                    }))
+                })
             });
             match returned.map(finish) {
                 Ok(Ok(v)) => Ok(v),

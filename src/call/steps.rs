@@ -28,6 +28,7 @@ use crate::catalog::registry::{Caller, Capability, Registry};
 use crate::catalog::types::ReturnShape;
 use crate::error::{Error, Refusal};
 use crate::events;
+use crate::trace_context::timed;
 use serde_json::{json, Map, Value};
 
 /// Why a call ends without the tool's value.
@@ -57,10 +58,10 @@ pub fn run(
 ) -> Result<Value, Error> {
     let steps = || -> Result<Value, Stop> {
         admit(caller, cap)?;
-        may_execute(registry, caller, cap, plan)?;
+        timed("policy", || may_execute(registry, caller, cap, plan))?;
         let input = input(registry, plan);
-        let responses = approve(registry, caller, cap, plan, input)?;
-        let operation = claim(registry, plan)?;
+        let responses = timed("approval", || approve(registry, caller, cap, plan, input))?;
+        let operation = timed("idempotency", || claim(registry, plan))?;
         let window = pages::start(registry, cap, plan).map_err(refused)?;
         // A stored outcome needs the rows as values; otherwise they may stay text (src/identity/spliced.rs).
         let rows_as_text = operation.is_none();
@@ -79,7 +80,9 @@ pub fn run(
             plan.timeout_ms,
             |r| {
                 // execute::call raises the refusal, so the call's writes are rolled back
-                tool_result(registry, cap, plan, &window, r, rows_as_text)
+                timed("render", || {
+                    tool_result(registry, cap, plan, &window, r, rows_as_text)
+                })
             },
         )?;
         record(operation, &result);

@@ -53,7 +53,9 @@ PORT_VARS=(CHUMBO_TEST_PG_PORT E2E_PORT E2E_PGBOUNCER_PORT E2E_PGB_EDGE_PORT E2E
            CHUMBO_CONFORMANCE_PORT CHUMBO_CONFORMANCE_2026_PORT OAUTH_EDGE_PORT OAUTH_AS_PORT
            DOCTOR_EDGE_PORT E2E_AUX_EDGE_PORT E2E_AUX_JWKS_PORT
            CONSENT_EDGE_PORT CONSENT_OFF_PORT CONSENT_BAD_PORT CONSENT_AUTH_PORT SUPABASE_EDGE_PORT SUPABASE_AS_PORT
-           CHUMBO_PKG_PG_PORT AUDIT_QUEUE_PG_PORT CHUMBO_MAJOR_PG_PORT)
+           CHUMBO_PKG_PG_PORT AUDIT_QUEUE_PG_PORT CHUMBO_MAJOR_PG_PORT
+           TRACES_OTLP_PORT TRACES_CLOSED_PORT TRACES_EDGE_PORT TRACES_JSON_EDGE_PORT TRACES_DOWN_EDGE_PORT
+           TRACES_OFF_EDGE_PORT)
 for v in "${PORT_VARS[@]}"; do pick_port "$v"; done
 TEST_PORT="$CHUMBO_TEST_PG_PORT"
 log "ports: $(for v in "${PORT_VARS[@]}"; do printf '%s=%s ' "$v" "${!v}"; done)"
@@ -110,7 +112,8 @@ fi
 stage isolation "$ROOT/tests/isolation/run.sh"
 # The audit queue needs shared_preload_libraries = 'chumbo': a cluster of its own.
 stage audit-queue bash "$ROOT/tests/audit-queue/run.sh"
-for suite in readme/quickstart.sh e2e/run.sh conformance/run.sh conformance-2026/run.sh oauth/run.sh consent/run.sh; do
+for suite in readme/quickstart.sh e2e/run.sh conformance/run.sh conformance-2026/run.sh oauth/run.sh consent/run.sh \
+             traces/run.sh; do
   name="${suite%%/*}"
   # A missing runner is a failure, never a skip: a suite that does not run proves nothing.
   if [[ -f "tests/$suite" ]]; then stage "$name" bash "tests/$suite"

@@ -123,8 +123,12 @@ export type HttpResult = {
   body?: Uint8Array<ArrayBuffer> | null; // JSON text (UTF-8), forwarded as it is
   events?: unknown[];
   listen?: Listen;
+  /** Traced requests only (trace.ts): the phases the database timed, JSON, and the edge's clock
+   * (ms since the epoch) when it sent the query, which they are anchored at. */
+  spans?: { text: string; sentAt: number };
 };
-export type HttpRequest = { [k: string]: string | Record<string, string> | undefined };
+/** `trace: true` (trace.ts) asks the database for the request's spans. */
+export type HttpRequest = { [k: string]: string | Record<string, string> | boolean | undefined };
 
 /** The request as chumbo.http takes it. */
 export function httpRequest(req: Request, path: string, body: string, client?: string): HttpRequest {
@@ -169,7 +173,13 @@ export async function callHttp(request: HttpRequest, client?: () => AbortSignal)
   const db = await pool!.take();
   // Raw columns: the body's bytes go from the socket to the response without becoming a string
   // (a ~30 kB string per call that V8 copies around and promotes into the old heap).
-  const query = db`select status, headers, body, events, listen
+  // Traced, a sixth column, `spans`; untraced, the query is the one it always was.
+  const traced = rest.trace === true;
+  const sentAt = traced ? performance.timeOrigin + performance.now() : 0;
+  const query = traced
+    ? db`select status, headers, body, events, listen, spans
+           from chumbo.http_parts(${JSON.stringify(rest)}, ${text})`.raw()
+    : db`select status, headers, body, events, listen
                      from chumbo.http_parts(${JSON.stringify(rest)}, ${text})`.raw();
   let answered = false;
   let cancelled: Promise<boolean> | undefined;
@@ -185,7 +195,7 @@ export async function callHttp(request: HttpRequest, client?: () => AbortSignal)
   }, WATCH_MS);
   let alive = true;
   try {
-    const [[status, headers, body, events, listen]] = await query;
+    const [[status, headers, body, events, listen, spans]] = await query;
     answered = true;
     return {
       status: Number(utf8.decode(status!)),
@@ -197,6 +207,7 @@ export async function callHttp(request: HttpRequest, client?: () => AbortSignal)
       body: body === null ? null : new Uint8Array(body.buffer as ArrayBuffer, body.byteOffset, body.byteLength),
       events: events === null ? undefined : JSON.parse(utf8.decode(events)),
       listen: listen === null ? undefined : JSON.parse(utf8.decode(listen)),
+      spans: spans == null ? undefined : { text: utf8.decode(spans), sentAt },
     };
   } catch (e) {
     answered = true;

@@ -58,13 +58,20 @@
 //   CHUMBO_CONSENT_PAGE           "on": serve the OAuth consent page at ${CHUMBO_PUBLIC_URL}/consent
 //                                 (consent.ts; needs SUPABASE_URL and SUPABASE_ANON_KEY; see README.md)
 //   CHUMBO_CONSENT_APP_NAME       the name the consent page shows (default: the host of CHUMBO_PUBLIC_URL)
+//   OTEL_DENO                     "true": Deno's built-in OpenTelemetry is on (scripts/edge.sh sets it when
+//                                 OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set;
+//                                 Deno reads the other OTEL_* variables: protocol, headers, service name).
+//                                 Decided at start: each request then exports an MCP server span per
+//                                 message with the phases the database timed (trace.ts,
+//                                 docs/observability.md). Off, nothing of it is loaded or run.
 //   CHUMBO_LISTEN, CHUMBO_PORT    standalone only (scripts/edge.sh): comma-separated addresses to
 //                                 bind, port. Unset under the Supabase runtime, which owns the socket.
 //
 // The code, by concern: index.ts (this file: the request pipeline and the server), config.ts (the
 // environment above), http.ts (HTTP framing: Host/Origin, CORS, body, JSON or SSE), auth.ts
 // (protected-resource metadata, the JWKS courier), db.ts (the chumbo.http_parts call, postgrest
-// mode), listen.ts (subscriptions/listen streams), consent.ts (the optional consent page).
+// mode), listen.ts (subscriptions/listen streams), consent.ts (the optional consent page), trace.ts
+// (spans out, with OpenTelemetry on).
 import {
   BODY_TIMEOUT_MS,
   env,
@@ -110,6 +117,9 @@ const CONSENT = env("CHUMBO_CONSENT_PAGE") === "on"
       return null;
     })
   : null;
+
+// Tracing is decided once: off, no request pays for it (not even the import).
+const TRACE = env("OTEL_DENO") === "true" ? await import("./trace.ts") : null;
 
 export async function handler(req: Request, info?: Deno.ServeHandlerInfo): Promise<Response> {
   const path = requestPath(req.url);
@@ -166,7 +176,9 @@ export async function handler(req: Request, info?: Deno.ServeHandlerInfo): Promi
     const request = httpRequest(req, path, body, clientAddress(req, info));
     if (isListen(body)) await ensureListening(); // before the acknowledgement: no change after it may be missed
     const hintsBefore = hints;
-    const result = await callHttp(request, () => req.signal);
+    // Traced, a copy of the request asks for spans: a listen stream's re-checks are not traced.
+    const result = await callHttp(TRACE ? TRACE.traced(request) : request, () => req.signal);
+    TRACE?.exportSpans(result);
     if (result.listen) return listenStream(result, request, hintsBefore, origin);
     return respond(result, origin);
   } catch (e) {

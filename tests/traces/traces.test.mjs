@@ -1,0 +1,282 @@
+// Spans out (docs/observability.md), end to end: real edges with Deno's OpenTelemetry on, the
+// database timing its phases, and a real OTLP receiver (receiver.py) that decodes every export
+// with the official schema and writes the spans to TRACES_SPANS as JSON lines.
+// Run through tests/traces/run.sh (it starts the receiver and the edges and exports the ports,
+// tokens and paths used here).
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { readFileSync, writeFileSync } from "node:fs";
+
+const need = (name) => process.env[name] ?? assert.fail(`${name} is not set (run tests/traces/run.sh)`);
+const edge = (prefix) => ({
+  url: `http://localhost:${need(`${prefix}_PORT`)}/functions/v1/mcp`,
+  token: need(`${prefix}_TOKEN`),
+});
+const PROTOBUF = edge("TRACES_EDGE"); // exports http/protobuf to the receiver
+const JSON_EDGE = edge("TRACES_JSON_EDGE"); // exports http/json to the receiver
+const DOWN = edge("TRACES_DOWN_EDGE"); // exports to a port where nothing listens
+const OFF = edge("TRACES_OFF_EDGE"); // no OTEL_* at all
+const SPANS = need("TRACES_SPANS");
+const DB_URL = need("TRACES_DATABASE_URL");
+
+const hex = (bytes) => randomBytes(bytes).toString("hex");
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const SERVER = "SPAN_KIND_SERVER";
+const ERROR = "STATUS_CODE_ERROR";
+
+/** POST one JSON-RPC message; `headers` on top of the usual ones. */
+async function call(e, message, headers = {}) {
+  const started = performance.now();
+  const r = await fetch(e.url, {
+    method: "POST",
+    headers: {
+      authorization: `Bearer ${e.token}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2025-11-25",
+      ...headers,
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", ...message }),
+  });
+  const text = await r.text();
+  return { status: r.status, text, body: text ? JSON.parse(text) : null, ms: performance.now() - started };
+}
+
+const toolCall = (id, name, args, meta) => ({
+  id,
+  method: "tools/call",
+  params: { name, arguments: args, ...(meta ? { _meta: meta } : {}) },
+});
+
+/** Every span the receiver has written so far. */
+const received = (file = SPANS) =>
+  readFileSync(file, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line));
+
+/** Polls the receiver's output until `pick(spans)` is truthy (Deno exports in the background). */
+async function waitFor(what, pick, ms = 15_000) {
+  const until = Date.now() + ms;
+  for (;;) {
+    const found = pick(received());
+    if (found) return found;
+    if (Date.now() > until) assert.fail(`no ${what} reached the receiver within ${ms} ms`);
+    await sleep(100);
+  }
+}
+
+/** The MCP server span `name` in trace `traceId`, once it and its children have arrived. */
+const mcpSpan = (traceId, name) =>
+  waitFor(`span "${name}" in trace ${traceId}`, (all) => {
+    const span = all.find((s) => s.trace_id === traceId && s.name === name && s.kind === SERVER);
+    return span && all.some((s) => s.parent_id === span.span_id && s.name === "chumbo execute") && span;
+  });
+const childrenOf = (span) => received().filter((s) => s.parent_id === span.span_id);
+const within = (inner, outer) => inner.start >= outer.start && inner.end <= outer.end;
+
+function psql(sql) {
+  const r = spawnSync("psql", ["-X", "-q", "-At", "-v", "ON_ERROR_STOP=1", DB_URL], { input: sql, encoding: "utf8" });
+  assert.equal(r.status, 0, r.stderr);
+  return r.stdout.trim();
+}
+const audited = (traceId) =>
+  Number(psql(`select count(*) from chumbo.audit_events where trace_id = '${traceId}' and method = 'tools/call'`));
+
+/** The database's phases under an MCP span: each `chumbo <phase>`, INTERNAL, within its time. */
+function assertPhases(span) {
+  const children = childrenOf(span);
+  const names = children.map((c) => c.name);
+  for (const phase of ["chumbo authenticate", "chumbo policy", "chumbo execute", "chumbo render"]) {
+    assert.ok(names.includes(phase), `${phase} under ${span.name}: ${names}`);
+  }
+  for (const c of children) {
+    assert.match(c.name, /^chumbo [a-z_]+$/);
+    assert.equal(c.kind, "SPAN_KIND_INTERNAL", c.name);
+    assert.equal(c.trace_id, span.trace_id, c.name);
+    assert.equal(c.attributes["db.system.name"], "postgresql", c.name);
+    assert.ok(within(c, span), `${c.name} [${c.start}, ${c.end}] within ${span.name} [${span.start}, ${span.end}]`);
+  }
+}
+
+test("a tools/call with params._meta.traceparent: its MCP span is in the client's trace, under the client's span, with the database's phases inside it", async () => {
+  const [traceId, clientSpan] = [hex(16), hex(8)];
+  const r = await call(PROTOBUF, toolCall(1, "list_projects", {}, { traceparent: `00-${traceId}-${clientSpan}-01` }));
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.body.result.isError, undefined, r.text);
+
+  const span = await mcpSpan(traceId, "tools/call list_projects");
+  assert.equal(span.parent_id, clientSpan);
+  assert.equal(span.service, "chumbo-traces-protobuf");
+  assert.equal(span.encoding, "protobuf");
+  assert.notEqual(span.status, ERROR);
+  assert.deepEqual(span.attributes, {
+    "mcp.method.name": "tools/call",
+    "mcp.protocol.version": "2025-11-25",
+    "jsonrpc.request.id": "1",
+    "gen_ai.tool.name": "list_projects",
+    "gen_ai.operation.name": "execute_tool",
+    "network.transport": "tcp",
+  });
+  assertPhases(span);
+  // The transport's context, Deno's HTTP server span (a trace of its own here), is linked.
+  assert.equal(span.links.length, 1);
+  const http = await waitFor("the linked HTTP span", (all) => all.find((s) => s.span_id === span.links[0].span_id));
+  assert.equal(http.trace_id, span.links[0].trace_id);
+  assert.equal(http.kind, SERVER);
+  assert.equal(http.scope, "deno");
+  assert.ok(within(span, http), "the MCP span lies within the HTTP request's time");
+  // The trace id the audit row carries is the exported one.
+  assert.equal(audited(traceId), 1);
+});
+
+test("a traceparent only as an HTTP header: Deno's HTTP span is under the client's span and the MCP span under it", async () => {
+  const [traceId, clientSpan] = [hex(16), hex(8)];
+  const r = await call(PROTOBUF, toolCall("h-1", "list_projects", {}), {
+    traceparent: `00-${traceId}-${clientSpan}-01`,
+  });
+  assert.equal(r.status, 200, r.text);
+
+  const span = await mcpSpan(traceId, "tools/call list_projects");
+  const http = await waitFor("the HTTP span", (all) => all.find((s) => s.span_id === span.parent_id));
+  assert.equal(http.trace_id, traceId);
+  assert.equal(http.parent_id, clientSpan);
+  assert.equal(http.scope, "deno");
+  assert.deepEqual(span.links, []);
+  assert.equal(span.attributes["jsonrpc.request.id"], "h-1");
+  assert.ok(within(span, http));
+  assertPhases(span);
+  assert.equal(audited(traceId), 1);
+});
+
+test("a tool that fails (isError): error.type tool_error, status ERROR; an unknown tool: error.type -32602", async () => {
+  // No traceparent at all: the trace id in the tool's error message is the exported trace's.
+  const failed = await call(
+    PROTOBUF,
+    toolCall(2, "rename_project", { project_id: "00000000-0000-4000-8000-00000000dead", name: "renamed" }),
+  );
+  assert.equal(failed.body.result?.isError, true, failed.text);
+  const traceId = failed.body.result.content[0].text.match(/\(trace id ([0-9a-f]{32})\)/)?.[1];
+  assert.ok(traceId, failed.text);
+  const tool = await mcpSpan(traceId, "tools/call rename_project");
+  assert.equal(tool.status, ERROR);
+  assert.equal(tool.attributes["error.type"], "tool_error");
+  assert.ok(childrenOf(tool).some((c) => c.name === "chumbo execute"), "the failing execution is a span too");
+  const http = await waitFor("the HTTP span", (all) => all.find((s) => s.span_id === tool.parent_id));
+  assert.equal(http.trace_id, traceId);
+  assert.equal(http.parent_id, "", "Deno's HTTP span began the trace");
+
+  const unknownTrace = hex(16);
+  const unknown = await call(PROTOBUF, toolCall(3, "no_such_tool", {}), {
+    traceparent: `00-${unknownTrace}-${hex(8)}-01`,
+  });
+  assert.equal(unknown.body.error?.code, -32602, unknown.text);
+  const rpc = await waitFor(
+    "span tools/call no_such_tool",
+    (all) => all.find((s) => s.trace_id === unknownTrace && s.name === "tools/call no_such_tool"),
+  );
+  assert.equal(rpc.status, ERROR);
+  assert.equal(rpc.attributes["error.type"], "-32602");
+  assert.equal(rpc.attributes["rpc.response.status_code"], "-32602");
+});
+
+test("refused before any method (401): no MCP span, error.type on Deno's HTTP span", async () => {
+  const traceId = hex(16);
+  const r = await call({ ...PROTOBUF, token: "not-a-token" }, toolCall(4, "list_projects", {}), {
+    traceparent: `00-${traceId}-${hex(8)}-01`,
+  });
+  assert.equal(r.status, 401);
+  const http = await waitFor("the HTTP span of the 401", (all) => all.find((s) => s.trace_id === traceId));
+  assert.equal(http.attributes["error.type"], "401");
+  await sleep(500); // anything else of this request would have been exported with it
+  assert.deepEqual(received().filter((s) => s.trace_id === traceId).map((s) => s.name), [http.name]);
+});
+
+test("nothing secret in a span: not the bearer token, an argument value, nor what the tool returned", async () => {
+  const marker = `marker-${hex(8)}`;
+  const traceId = hex(16);
+  const traceparent = `00-${traceId}-${hex(8)}-01`;
+  const search = await call(PROTOBUF, toolCall(5, "search_documents", { query: marker }), { traceparent });
+  assert.equal(search.status, 200, search.text);
+  const listed = await call(PROTOBUF, toolCall(6, "list_projects", {}), { traceparent });
+  const rows = listed.body.result.structuredContent.rows;
+  assert.ok(rows.length > 0, listed.text);
+  await mcpSpan(traceId, "tools/call search_documents");
+  await mcpSpan(traceId, "tools/call list_projects");
+
+  // Every span received in this run, of every edge: names, attributes, links, resources.
+  const exported = readFileSync(SPANS, "utf8");
+  const secrets = [
+    PROTOBUF.token,
+    PROTOBUF.token.split(".")[2], // the signature alone
+    JSON_EDGE.token,
+    marker,
+    ...rows.flatMap((row) => [row.name, row.description]),
+  ];
+  for (const secret of secrets) assert.ok(!exported.includes(secret), `"${secret.slice(0, 24)}…" was exported`);
+});
+
+test("http/json: the same spans reach the receiver in OTLP/JSON", async () => {
+  const [traceId, clientSpan] = [hex(16), hex(8)];
+  const r = await call(JSON_EDGE, toolCall(7, "list_projects", {}, { traceparent: `00-${traceId}-${clientSpan}-01` }));
+  assert.equal(r.status, 200, r.text);
+  const span = await mcpSpan(traceId, "tools/call list_projects");
+  assert.equal(span.encoding, "json");
+  assert.equal(span.service, "chumbo-traces-json");
+  assert.equal(span.parent_id, clientSpan);
+  assert.equal(span.attributes["gen_ai.tool.name"], "list_projects");
+  assertPhases(span);
+});
+
+test("the receiver down: every call still answers 200, without waiting for the exporter", async () => {
+  // Over 2 s at a 100 ms batch delay: the exporter fails twenty times meanwhile.
+  const until = Date.now() + 2_000;
+  let calls = 0;
+  while (Date.now() < until) {
+    const r = await call(DOWN, toolCall(calls, "list_projects", {}, { traceparent: `00-${hex(16)}-${hex(8)}-01` }));
+    assert.equal(r.status, 200, r.text);
+    assert.ok(Array.isArray(r.body.result.structuredContent.rows), r.text);
+    assert.ok(r.ms < 1_000, `a call took ${Math.round(r.ms)} ms`);
+    calls++;
+    await sleep(50);
+  }
+  assert.ok(calls >= 10, `${calls} calls`);
+
+  // The exporter was live all along: once a receiver listens on that port, spans arrive there.
+  const late = `${SPANS}.late`;
+  writeFileSync(late, "");
+  const receiver = spawn(need("TRACES_PYTHON"), [
+    new URL("receiver.py", import.meta.url).pathname,
+    need("TRACES_CLOSED_PORT"),
+    late,
+  ], {
+    stdio: "inherit",
+  });
+  try {
+    const traceId = hex(16);
+    let found;
+    for (const until = Date.now() + 15_000; !found && Date.now() < until; await sleep(300)) {
+      const r = await call(DOWN, toolCall("late", "list_projects", {}, { traceparent: `00-${traceId}-${hex(8)}-01` }));
+      assert.equal(r.status, 200, r.text);
+      found = received(late).find((s) => s.trace_id === traceId && s.name === "tools/call list_projects");
+    }
+    assert.ok(found, "no span reached the receiver started on the edge's endpoint");
+    assert.equal(found.service, "chumbo-traces-down");
+  } finally {
+    receiver.kill();
+  }
+});
+
+test("tracing off (no OTEL_*): answers as always, nothing exported", async () => {
+  const traceId = hex(16);
+  const r = await call(OFF, toolCall(8, "list_projects", {}, { traceparent: `00-${traceId}-${hex(8)}-01` }), {
+    traceparent: `00-${traceId}-${hex(8)}-01`,
+  });
+  assert.equal(r.status, 200, r.text);
+  assert.ok(r.body.result.structuredContent.rows.length > 0, r.text);
+  assert.equal(audited(traceId), 1); // the trace context still reaches the database
+  // A barrier: a traced call made after it has arrived, so anything of the first would have too.
+  const barrier = hex(16);
+  await call(PROTOBUF, toolCall(9, "list_projects", {}, { traceparent: `00-${barrier}-${hex(8)}-01` }));
+  await mcpSpan(barrier, "tools/call list_projects");
+  assert.deepEqual(received().filter((s) => s.trace_id === traceId), []);
+});

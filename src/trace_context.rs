@@ -104,6 +104,8 @@ pub struct MessageFacts<'a> {
     pub protocol_version: &'a str,
     pub trace_id: &'a str,
     pub parent_id: Option<&'a str>,
+    /// The parent's trace flags (bit 0: sampled), with the parent.
+    pub trace_flags: Option<u8>,
     /// The audit row's outcome class (`ok`, `tool_error`, `error -32602`, `internal`, …).
     pub outcome: &'a str,
 }
@@ -210,6 +212,7 @@ pub fn message_ends(facts: MessageFacts) {
                 "protocol_version": facts.protocol_version,
                 "trace_id": facts.trace_id,
                 "parent_id": facts.parent_id,
+                "trace_flags": facts.trace_flags,
                 "outcome": facts.outcome,
                 "start_us": start_us,
                 "end_us": end_us,
@@ -287,6 +290,7 @@ mod tests {
             protocol_version: "2025-11-25",
             trace_id: "4bf92f3577b34da6a3ce929d0e0e4736",
             parent_id: None,
+            trace_flags: None,
             outcome: "ok",
         });
         let got: Value = serde_json::from_str(&take_spans().unwrap()).unwrap();

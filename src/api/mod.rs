@@ -133,7 +133,9 @@ fn process_message(
     };
     let state_key = registry.keys.get("state").cloned().unwrap_or_default();
     let trace_parent = crate::trace_context::of_message(&params, headers);
-    let parent_id = trace_parent.as_ref().map(|t| t.parent_id.clone());
+    let parent = trace_parent
+        .as_ref()
+        .map(|t| (t.parent_id.clone(), t.flags));
     crate::trace_context::message_begins();
     let scope = RequestScope::enter(
         caller.principal.clone(),
@@ -228,7 +230,8 @@ fn process_message(
         request_id: &id,
         protocol_version: era.version(),
         trace_id: &trace,
-        parent_id: parent_id.as_deref(),
+        parent_id: parent.as_ref().map(|(id, _)| id.as_str()),
+        trace_flags: parent.as_ref().map(|(_, flags)| *flags),
         outcome: &class,
     });
     // The audit insert used a sequence: lastval() must not tell the next caller anything.

@@ -98,6 +98,16 @@ function assertPhases(span) {
   }
 }
 
+test("a client's _meta traceparent that says not sampled (flags 00): no MCP span of it is exported", async () => {
+  const [unsampled, sampled] = [hex(16), hex(16)];
+  const r = await call(PROTOBUF, toolCall(11, "list_projects", {}, { traceparent: `00-${unsampled}-${hex(8)}-00` }));
+  assert.equal(r.status, 200, r.text);
+  // a sampled call right after: once its span is in, the exporter has run past the first one
+  await call(PROTOBUF, toolCall(12, "list_projects", {}, { traceparent: `00-${sampled}-${hex(8)}-01` }));
+  await mcpSpan(sampled, "tools/call list_projects");
+  assert.deepEqual(received().filter((s) => s.trace_id === unsampled), []);
+});
+
 test("a tools/call with params._meta.traceparent: its MCP span is in the client's trace, under the client's span, with the database's phases inside it", async () => {
   const [traceId, clientSpan] = [hex(16), hex(8)];
   const r = await call(PROTOBUF, toolCall(1, "list_projects", {}, { traceparent: `00-${traceId}-${clientSpan}-01` }));

@@ -21,6 +21,7 @@ type Message = Phase & {
   protocol_version?: string;
   trace_id: string;
   parent_id?: string | null;
+  trace_flags?: number | null; // the parent's, from its traceparent (bit 0: sampled)
   outcome: string;
   spans: Phase[];
 };
@@ -61,6 +62,9 @@ export function exportSpans(result: HttpResult): void {
       return;
     }
     spans.messages.forEach((m, i) => {
+      // The caller's traceparent said "not sampled": nothing of this message is recorded (the
+      // parent-based sampling the W3C flag asks for; Deno's own sampler records everything).
+      if (m.trace_flags !== null && m.trace_flags !== undefined && (m.trace_flags & 1) === 0) return;
       // The request's own phases (registry, authenticate, ...) go under the first message.
       const children = i === 0 ? [...(spans.spans ?? []), ...m.spans] : m.spans;
       const start = Math.min(m.start_us, ...children.map((c) => c.start_us));
@@ -124,5 +128,5 @@ function attributes(m: Message): Record<string, string> {
 function remoteParent(own: SpanContext | undefined, m: Message): SpanContext | undefined {
   if (!TRACE_ID.test(m.trace_id) || !m.parent_id || !SPAN_ID.test(m.parent_id)) return undefined;
   if (own?.traceId === m.trace_id && own.spanId === m.parent_id) return undefined;
-  return { traceId: m.trace_id, spanId: m.parent_id, traceFlags: 1, isRemote: true };
+  return { traceId: m.trace_id, spanId: m.parent_id, traceFlags: m.trace_flags ?? 1, isRemote: true };
 }

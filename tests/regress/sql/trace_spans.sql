@@ -26,6 +26,7 @@ select (select string_agg(x ->> 'name', ', ' order by (x ->> 'start_us')::bigint
        s #>> '{messages,0,method}' as method, s #>> '{messages,0,target}' as target,
        s #>> '{messages,0,request_id}' as request_id, s #>> '{messages,0,protocol_version}' as version,
        s #>> '{messages,0,trace_id}' as trace_id, s #>> '{messages,0,parent_id}' as parent_id,
+       s #>> '{messages,0,trace_flags}' as flags,
        s #>> '{messages,0,outcome}' as outcome,
        (select string_agg(x ->> 'name', ', ' order by (x ->> 'start_us')::bigint) from jsonb_array_elements(s #> '{messages,0,spans}') x) as message_phases
   from public.span_seen;

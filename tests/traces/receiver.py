@@ -7,7 +7,9 @@ application/x-protobuf and application/json (OTLP/JSON: ids in hex, not protobuf
 Each span becomes one JSON line in OUT: name, trace_id, span_id, parent_id (hex, "" for none),
 kind and status (the enum names), start and end (ns since the epoch), attributes (plain values),
 links, the resource's service.name, the instrumentation scope and the encoding it came in.
-Logs and metrics (Deno exports those too) are accepted and dropped. Anything else: 404 or 415.
+Each histogram data point becomes one JSON line in OUT.metrics.jsonl: the metric's name, unit,
+attributes, count and sum, and the resource's service.name. Logs (Deno exports those too) and
+other metric kinds are accepted and dropped. Anything else: 404 or 415.
 """
 
 import base64
@@ -20,6 +22,10 @@ from google.protobuf.json_format import ParseDict
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
     ExportTraceServiceResponse,
+)
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+    ExportMetricsServiceRequest,
+    ExportMetricsServiceResponse,
 )
 from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
@@ -50,6 +56,24 @@ def plain(value):
     if kind == "bytes_value":
         return value.bytes_value.hex()
     return getattr(value, kind) if kind else None
+
+
+def histogram_points(request):
+    for resource_metrics in request.resource_metrics:
+        resource = {a.key: plain(a.value) for a in resource_metrics.resource.attributes}
+        for scope_metrics in resource_metrics.scope_metrics:
+            for m in scope_metrics.metrics:
+                if m.WhichOneof("data") != "histogram":
+                    continue
+                for p in m.histogram.data_points:
+                    yield {
+                        "name": m.name,
+                        "unit": m.unit,
+                        "attributes": {a.key: plain(a.value) for a in p.attributes},
+                        "count": p.count,
+                        "sum": p.sum,
+                        "service": resource.get("service.name"),
+                    }
 
 
 def rows(request, encoding):
@@ -88,13 +112,15 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         body = self.rfile.read(int(self.headers.get("content-length") or 0))
         content_type = (self.headers.get("content-type") or "").split(";")[0].strip()
-        if self.path in ("/v1/logs", "/v1/metrics"):
+        if self.path == "/v1/logs":
             return self.answer(200, b"{}" if content_type == "application/json" else b"", content_type)
-        if self.path != "/v1/traces":
+        if self.path not in ("/v1/traces", "/v1/metrics"):
             return self.answer(404)
-        request = ExportTraceServiceRequest()
         if content_type not in ("application/x-protobuf", "application/json"):
             return self.answer(415)
+        if self.path == "/v1/metrics":
+            return self.metrics(body, content_type)
+        request = ExportTraceServiceRequest()
         try:
             if content_type == "application/x-protobuf":
                 request.ParseFromString(body)
@@ -113,6 +139,23 @@ class Handler(BaseHTTPRequestHandler):
         if content_type == "application/json":
             return self.answer(200, b"{}", "application/json")
         return self.answer(200, ExportTraceServiceResponse().SerializeToString())
+
+    def metrics(self, body, content_type):
+        request = ExportMetricsServiceRequest()
+        try:
+            if content_type == "application/x-protobuf":
+                request.ParseFromString(body)
+            else:
+                ParseDict(json.loads(body), request)
+        except Exception as e:
+            print(f"receiver: undecodable {content_type} metrics export: {e}", file=sys.stderr, flush=True)
+            return self.answer(400)
+        lines = "".join(json.dumps(p) + "\n" for p in histogram_points(request))
+        with lock, open(OUT + ".metrics.jsonl", "a", encoding="utf-8") as f:
+            f.write(lines)
+        if content_type == "application/json":
+            return self.answer(200, b"{}", "application/json")
+        return self.answer(200, ExportMetricsServiceResponse().SerializeToString())
 
     def log_message(self, *args):
         pass

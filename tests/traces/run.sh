@@ -51,6 +51,7 @@ EDGE_DB_URL="postgres://chumbo_edge:$(cat "$STATE/edge-password")@127.0.0.1:$PGP
 # 3.
 mkdir -p "$OUT"
 : > "$OUT/spans.jsonl"
+: > "$OUT/spans.jsonl.metrics.jsonl"
 "$VENV/bin/python" "$HERE/receiver.py" "$TRACES_OTLP_PORT" "$OUT/spans.jsonl" 2> "$OUT/receiver.log" &
 RECEIVER_PID=$!
 for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$TRACES_OTLP_PORT") 2>/dev/null && break; sleep 0.1; done
@@ -62,7 +63,8 @@ edge() { # edge ID PORT [VAR=VALUE...]: start one, with its own dev token (the a
   env "$@" CHUMBO_EDGE_ID="$id" CHUMBO_PORT="$port" CHUMBO_PUBLIC_URL='' CHUMBO_DB_POOL=2 \
     EDGE_DATABASE_URL="$EDGE_DB_URL" "$ROOT/scripts/edge.sh" start >/dev/null
 }
-otlp=(OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$TRACES_OTLP_PORT" OTEL_BSP_SCHEDULE_DELAY=100)
+otlp=(OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$TRACES_OTLP_PORT" OTEL_BSP_SCHEDULE_DELAY=100
+      OTEL_METRIC_EXPORT_INTERVAL=300)
 edge traces-edge "$TRACES_EDGE_PORT" "${otlp[@]}" OTEL_SERVICE_NAME=chumbo-traces-protobuf
 edge traces-json-edge "$TRACES_JSON_EDGE_PORT" "${otlp[@]}" OTEL_EXPORTER_OTLP_PROTOCOL=http/json \
   OTEL_SERVICE_NAME=chumbo-traces-json

@@ -108,6 +108,52 @@ test("a client's _meta traceparent that says not sampled (flags 00): no MCP span
   assert.deepEqual(received().filter((s) => s.trace_id === unsampled), []);
 });
 
+test("mcp.server.operation.duration: a histogram in seconds by method, tool and outcome, without request ids", async () => {
+  const ok = await call(PROTOBUF, toolCall(21, "list_projects", {}));
+  assert.equal(ok.status, 200, ok.text);
+  const unknown = await call(PROTOBUF, toolCall(22, "no_such_tool", {}));
+  assert.equal(unknown.status, 200, unknown.text);
+  const points = () =>
+    readFileSync(`${SPANS}.metrics.jsonl`, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l))
+      .filter((p) => p.name === "mcp.server.operation.duration" && p.service === "chumbo-traces-protobuf");
+  const until = Date.now() + 15_000;
+  let seen = [];
+  for (;;) {
+    seen = points();
+    const called = seen.find((p) =>
+      p.attributes["gen_ai.tool.name"] === "list_projects" && !p.attributes["error.type"]
+    );
+    const failed = seen.find((p) => p.attributes["error.type"] === "-32602");
+    if (called && failed) {
+      assert.equal(called.unit, "s");
+      assert.ok(called.count >= 1 && called.sum > 0 && called.sum / called.count < 10, JSON.stringify(called));
+      assert.deepEqual(called.attributes, {
+        "mcp.method.name": "tools/call",
+        "mcp.protocol.version": "2025-11-25",
+        "gen_ai.tool.name": "list_projects",
+        "gen_ai.operation.name": "execute_tool",
+        "network.transport": "tcp",
+      });
+      break;
+    }
+    if (Date.now() > until) assert.fail(`no duration points for both calls: ${JSON.stringify(seen)}`);
+    await sleep(100);
+  }
+  // low cardinality, nothing of a request: only these attribute keys in any point
+  const allowed = [
+    "mcp.method.name",
+    "mcp.protocol.version",
+    "gen_ai.tool.name",
+    "gen_ai.prompt.name",
+    "gen_ai.operation.name",
+    "network.transport",
+    "error.type",
+  ];
+  for (const p of seen) {
+    for (const key of Object.keys(p.attributes)) assert.ok(allowed.includes(key), `${key} in ${JSON.stringify(p)}`);
+  }
+});
+
 test("a tools/call with params._meta.traceparent: its MCP span is in the client's trace, under the client's span, with the database's phases inside it", async () => {
   const [traceId, clientSpan] = [hex(16), hex(8)];
   const r = await call(PROTOBUF, toolCall(1, "list_projects", {}, { traceparent: `00-${traceId}-${clientSpan}-01` }));

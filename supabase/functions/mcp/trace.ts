@@ -6,10 +6,17 @@
 // `spans` column) as its children. What goes into a span is what the database reported as facts
 // (method, tool or prompt name, id, protocol version, outcome) and times: never arguments, results,
 // headers, tokens or rows.
-import { ROOT_CONTEXT, type SpanContext, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+import { metrics, ROOT_CONTEXT, type SpanContext, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
 import type { HttpRequest, HttpResult } from "./db.ts";
 
 const tracer = trace.getTracer("chumbo-edge");
+/** The MCP semantic conventions' server metric: each message's time in the database, in seconds,
+ * by method, tool or prompt, protocol version and error type (recorded whether or not the message's
+ * trace is sampled). Deno exports it every OTEL_METRIC_EXPORT_INTERVAL ms. */
+const duration = metrics.getMeter("chumbo-edge").createHistogram("mcp.server.operation.duration", {
+  unit: "s",
+  description: "Duration of an MCP request as the server handled it",
+});
 
 /** A phase timed by the extension, in microseconds since it began handling the request. */
 type Phase = { name: string; start_us: number; end_us: number };
@@ -62,6 +69,7 @@ export function exportSpans(result: HttpResult): void {
       return;
     }
     spans.messages.forEach((m, i) => {
+      duration.record((m.end_us - m.start_us) / 1e6, metricAttributes(m));
       // The caller's traceparent said "not sampled": nothing of this message is recorded (the
       // parent-based sampling the W3C flag asks for; Deno's own sampler records everything).
       if (m.trace_flags !== null && m.trace_flags !== undefined && (m.trace_flags & 1) === 0) return;
@@ -105,6 +113,12 @@ const named = (m: Message) => (m.method === "tools/call" || m.method === "prompt
 function errorType(outcome: string): string | undefined {
   if (outcome === "ok" || outcome === "input_required") return undefined;
   return outcome.startsWith("error ") ? outcome.slice("error ".length) : outcome;
+}
+
+/** The metric's attributes: the span's, without the per-request ones (request id). */
+function metricAttributes(m: Message): Record<string, string> {
+  const { "jsonrpc.request.id": _, "rpc.response.status_code": __, ...rest } = attributes(m);
+  return rest;
 }
 
 function attributes(m: Message): Record<string, string> {

@@ -89,12 +89,17 @@ describe("a call ends within its time bound whatever its code catches", () => {
       comment on function mcp.catch_once() is 'Catches one cancel (e2e). @mcp {"timeoutMs": ${BOUND_MS}}';
       create function mcp.quick() returns text language sql as $$ select 'quick' $$;
       comment on function mcp.quick() is 'Answers at once (e2e).';
-      revoke execute on function mcp.stubborn(int), mcp.run_statement(text), mcp.catch_once(), mcp.quick() from public, anon;
-      grant execute on function mcp.stubborn(int), mcp.run_statement(text), mcp.catch_once(), mcp.quick() to authenticated;`)
+      -- writes and answers at once: whether it ran shows in bound_writes
+      create function mcp.quick_write() returns text language sql
+        as $$ insert into public.bound_writes values ('quick_write'); select 'wrote' $$;
+      revoke execute on function mcp.stubborn(int), mcp.run_statement(text), mcp.catch_once(), mcp.quick(), mcp.quick_write() from public, anon;
+      grant execute on function mcp.stubborn(int), mcp.run_statement(text), mcp.catch_once(), mcp.quick(), mcp.quick_write() to authenticated;`)
   );
   after(() =>
-    psql(`drop function if exists mcp.stubborn(int), mcp.run_statement(text), mcp.catch_once(), mcp.quick();
-          drop table if exists public.bound_writes;`)
+    psql(
+      `drop function if exists mcp.stubborn(int), mcp.run_statement(text), mcp.catch_once(), mcp.quick(), mcp.quick_write();
+          drop table if exists public.bound_writes;`,
+    )
   );
 
   test("a tool that catches every cancel: the timeout answer within its bound + 1 s, its write rolled back", async () => {
@@ -187,12 +192,16 @@ describe("a call ends within its time bound whatever its code catches", () => {
     try {
       const holding = call("stubborn", { seconds: 8 }, { url: AUX_URL });
       await sleep(100);
-      const r = await call("catch_once", {}, { url: AUX_URL });
+      const r = await call("quick_write", {}, { url: AUX_URL });
       assert.equal(r.status, 503, JSON.stringify(r.body));
       assert.equal(r.headers.get("retry-after"), "1");
       assert.match(r.body.error?.message ?? "", /^Service busy/);
       assertTimeoutAnswer(await holding);
-      assert.equal(writes("catch_once"), 0, "the refused call never ran");
+      assert.equal(writes("quick_write"), 0, "the refused call never ran");
+      // and the same call, once a connection is free, runs and writes (the count above can move)
+      const again = await call("quick_write", {}, { url: AUX_URL });
+      assert.equal(again.body.result?.content?.[0]?.text, "wrote", JSON.stringify(again.body));
+      assert.equal(writes("quick_write"), 1);
     } finally {
       edge.stop();
     }

@@ -43,6 +43,7 @@ select chumbo.handle('{"jsonrpc":"2.0","id":1,"method":"completion/complete","pa
 \set VERBOSITY terse
 savepoint s;
 select chumbo.configure('{"error_projection": "rephrase"}');
+\echo sqlstate :LAST_ERROR_SQLSTATE
 rollback to s;
 select chumbo.configure('{"scope_resolver": "names_app.\"scopes\""}');
 rollback to s;

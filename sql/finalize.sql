@@ -22,7 +22,7 @@ grant execute on function
     chumbo.tool_result(jsonb, jsonb, boolean), chumbo.log(text, jsonb, text),
     chumbo.progress(double precision, double precision, text), chumbo.metadata_schema(),
     chumbo.input(text, jsonb), chumbo.inputs(jsonb), chumbo.client_capabilities(), chumbo.surface(),
-    chumbo.run_id()
+    chumbo.run_id(), chumbo.continue_as_task(), chumbo.jsonrpc_error(integer, text)
 to public;
 
 -- Capabilities run as anon and authenticated. The PostgREST entry chumbo.mcp is not granted

@@ -176,6 +176,10 @@ pub enum Error {
     HeaderMismatch(String),
     #[error("Missing required client capability: {names}")]
     MissingClientCapability { names: String, required: Value },
+    /// A capability ended its call with a JSON-RPC error of its own (`chumbo.jsonrpc_error`,
+    /// src/call/task.rs): the code is one [application_code] allows.
+    #[error("{message}")]
+    Application { code: i64, message: String },
     #[error("Unsupported protocol version: {requested}")]
     UnsupportedVersion {
         requested: String,
@@ -217,6 +221,7 @@ impl Error {
             Error::HeaderMismatch(_) => HEADER_MISMATCH,
             Error::MissingClientCapability { .. } => MISSING_CLIENT_CAPABILITY,
             Error::UnsupportedVersion { .. } => UNSUPPORTED_VERSION,
+            Error::Application { code, .. } => *code,
         }
     }
 
@@ -259,6 +264,17 @@ impl Error {
             _ => &[],
         }
     }
+}
+
+/// The codes application code may end a call with (`chumbo.jsonrpc_error`): internal error and
+/// invalid params, -32099..=-32050 (implementation-defined server errors MCP assigns none of), and
+/// any code outside JSON-RPC's reserved range; never one with a protocol meaning (-32601,
+/// -32021, -32042, ...), which a client would act on.
+pub fn application_code(code: i64) -> bool {
+    code == INTERNAL_ERROR
+        || code == INVALID_PARAMS
+        || (-32099..=-32050).contains(&code)
+        || !(-32768..=-32000).contains(&code)
 }
 
 /// The HTTP status of a single message's JSON-RPC error. Stateless: unknown methods are 404,

@@ -30,6 +30,7 @@ pub extern "C-unwind" fn _PG_init() {
     postgres::guards::init();
     postgres::deadline::init();
     bookkeeping::audit_queue::init();
+    api::tasks::init();
 }
 
 // chumbo's own SQL objects, one file per concern. pgrx orders them by `requires` (a file that
@@ -99,6 +100,12 @@ extension_sql_file!(
         postgres::guards::now,
         bookkeeping::runs::run_id
     ]
+);
+// Durable tasks and their fallback runner.
+extension_sql_file!(
+    "../sql/tasks.sql",
+    name = "tasks",
+    requires = ["bootstrap", api::tasks::task_claim, api::tasks::task_run]
 );
 extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);
 

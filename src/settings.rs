@@ -108,6 +108,19 @@ pub struct Settings {
     /// runs as superuser: every privilege and row-level security are past. Off: they are listed
     /// by chumbo.doctor() as problems and never run.
     pub dangerously_allow_superuser_tools: bool,
+    // Durable tasks (src/call/task.rs, src/api/tasks.rs).
+    /// Background workers that may run tasks at once in one database (0: none are started, and
+    /// `call chumbo.run_tasks()` from a scheduler runs them).
+    pub task_workers: u32,
+    /// How long a finished task and its result are kept, in milliseconds (the task's `ttlMs`).
+    pub task_ttl_ms: u64,
+    /// The `pollIntervalMs` tasks suggest to clients.
+    pub task_poll_interval_ms: u64,
+    /// The longest time bound a task's run may have (a task tool's `timeoutMs` above it is cut
+    /// to it), in milliseconds.
+    pub task_timeout_ceiling_ms: u64,
+    /// Unfinished tasks one principal may have; another call that would become a task is refused.
+    pub max_tasks_per_principal: u32,
     /// Messages one 2025-03-26 JSON-RPC batch may hold (each counts as a request in flight and
     /// against the rate limit, like a request of its own).
     pub max_batch_messages: u32,
@@ -146,6 +159,11 @@ impl Default for Settings {
             scope_resolver: None,
             dangerously_allow_superuser_tools: false,
             max_batch_messages: 4,
+            task_workers: 2,
+            task_ttl_ms: 3_600_000,
+            task_poll_interval_ms: 1_000,
+            task_timeout_ceiling_ms: 3_600_000,
+            max_tasks_per_principal: 20,
         }
     }
 }
@@ -228,6 +246,18 @@ impl Settings {
             ("page_rows", s.page_rows as u64),
             ("page_bytes", s.page_bytes as u64),
             ("cursor_ttl_seconds", s.cursor_ttl_seconds),
+        ] {
+            if value == 0 {
+                return Err(format!(
+                    "invalid chumbo settings: {name} must be at least 1"
+                ));
+            }
+        }
+        for (name, value) in [
+            ("task_ttl_ms", s.task_ttl_ms),
+            ("task_poll_interval_ms", s.task_poll_interval_ms),
+            ("task_timeout_ceiling_ms", s.task_timeout_ceiling_ms),
+            ("max_tasks_per_principal", s.max_tasks_per_principal as u64),
         ] {
             if value == 0 {
                 return Err(format!(

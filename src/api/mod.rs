@@ -22,6 +22,7 @@ use serde_json::{json, Map, Value};
 
 pub mod doctor;
 mod pipeline;
+pub mod tasks;
 use pipeline::*;
 
 /// One message's response, and its error code if it is an error. It stays a value up to the
@@ -163,6 +164,7 @@ fn process_message(
             let class = match (result.get("isError"), result.get("resultType")) {
                 (Some(Value::Bool(true)), _) => "tool_error",
                 (_, Some(t)) if t == "input_required" => "input_required",
+                (_, Some(t)) if t == "task" => "task",
                 _ => "ok",
             };
             let result = match era {

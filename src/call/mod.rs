@@ -23,3 +23,5 @@ pub mod policy;
 pub mod projection;
 pub mod scope;
 pub mod steps;
+pub mod task;
+pub mod task_run;

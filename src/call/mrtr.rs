@@ -31,6 +31,12 @@ struct Round {
     undeclared: Map<String, Value>,
     /// Why input cannot be asked for on this wire (legacy era).
     blocked: Option<String>,
+    /// The call may become a task where the capability calls `chumbo.continue_as_task()`.
+    may_continue_as_task: bool,
+    /// It did.
+    continued_as_task: bool,
+    /// The JSON-RPC error the capability ended its call with (`chumbo.jsonrpc_error`).
+    application_error: Option<(i64, String)>,
 }
 
 thread_local! {
@@ -48,12 +54,23 @@ pub fn begin(can_ask: bool, client_capabilities: Value, responses: Map<String, V
     });
 }
 
+/// Lets the open round's capability become a task (`chumbo.continue_as_task()`).
+pub fn allow_continue_as_task() {
+    ROUND.with(|r| {
+        if let Some(round) = r.borrow_mut().as_mut() {
+            round.may_continue_as_task = true;
+        }
+    });
+}
+
 /// What the capability asked for and did not get, after it ran.
 pub struct Outcome {
     pub missing: Map<String, Value>,
     pub undeclared: Map<String, Value>,
     pub responses: Map<String, Value>,
     pub blocked: Option<String>,
+    pub continued_as_task: bool,
+    pub application_error: Option<(i64, String)>,
 }
 
 /// Ends the round (the request scope also ends any round left open when a call unwinds).
@@ -73,6 +90,8 @@ pub fn finish() -> Option<Outcome> {
         undeclared: r.undeclared,
         responses: r.responses,
         blocked: r.blocked,
+        continued_as_task: r.continued_as_task,
+        application_error: r.application_error,
     })
 }
 
@@ -154,6 +173,58 @@ fn ask(requests: Map<String, Value>) -> Map<String, Value> {
         }
     });
     outcome.unwrap_or_else(|m| stop(m))
+}
+
+/// Where a tool that may run as a task (`@mcp {"task": …, "task_starts_in_request": true}`)
+/// becomes one: in the request, the run ends here (its writes rolled back) and the call is
+/// answered with a task that runs it again from the start, with the input given so far; in that
+/// task's run, and wherever the call cannot become a task, it returns at once.
+#[pg_extern]
+fn continue_as_task() {
+    let stop_here = ROUND.with(|r| {
+        let mut r = r.borrow_mut();
+        match r.as_mut() {
+            Some(round) if round.may_continue_as_task => {
+                round.continued_as_task = true;
+                true
+            }
+            _ => false,
+        }
+    });
+    if stop_here {
+        stop("continued as a task".into());
+    }
+}
+
+/// Ends the call with the JSON-RPC error `code`/`message` instead of a result (a task then ends
+/// `failed` with it). `code` is -32603, -32602, one of -32099..-32050, or outside JSON-RPC's
+/// reserved range: never a code with a protocol meaning.
+#[pg_extern]
+fn jsonrpc_error(code: i32, message: &str) {
+    let code = i64::from(code);
+    if !crate::error::application_code(code) {
+        crate::error::raise(
+            pgrx::PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+            format!("chumbo.jsonrpc_error: code {code} is reserved; use -32603, -32602, -32099..-32050, or a code outside -32768..-32000"),
+            None,
+        );
+    }
+    let message: String = message.chars().take(1000).collect();
+    let open = ROUND.with(|r| match r.borrow_mut().as_mut() {
+        Some(round) => {
+            round.application_error = Some((code, message.clone()));
+            true
+        }
+        None => false,
+    });
+    if !open {
+        crate::error::raise(
+            pgrx::PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+            "chumbo.jsonrpc_error: no MCP request is in progress",
+            None,
+        );
+    }
+    stop(message);
 }
 
 /// The capabilities the client declared on this request (`{}` in the legacy era).

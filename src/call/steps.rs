@@ -39,6 +39,28 @@ pub enum Stop {
     /// The method's answer is already decided: `input_required`, a stored outcome, or a protocol
     /// error.
     Reply(Result<Value, Error>),
+    /// The call goes on as a task (src/call/task.rs), with the input given so far.
+    BecomeTask(Map<String, Value>),
+}
+
+/// Where a tools/call runs (src/call/task.rs).
+pub enum Place<'a> {
+    /// In the request, to its end.
+    Request,
+    /// In the request until the tool calls `chumbo.continue_as_task()`, then as a task.
+    RequestThenTask,
+    /// As a task, once the request's own steps (rate limit, policy, approval) let it.
+    Task,
+    /// In a task's worker, with every answer the task was given: the request's steps ran when it
+    /// was created; the policy is asked again, as the creator, before each run.
+    Worker(&'a Map<String, Value>),
+}
+
+/// How a tools/call ended.
+pub enum Ran {
+    Answer(Result<Value, Error>),
+    /// It is to become a task, with these answers.
+    BecomeTask(Map<String, Value>),
 }
 
 fn refused(refusal: Refusal) -> Stop {
@@ -49,18 +71,32 @@ fn refused(refusal: Refusal) -> Stop {
 }
 
 /// Runs the plan of a call of `cap` (resolved by the registry the plan was made with) for the
-/// live `caller`: the tools/call result, or the protocol error.
+/// live `caller` at `place`: the tools/call result or the protocol error, or a task to create.
 pub fn run(
     registry: &Registry,
     caller: &Caller,
     cap: &Capability,
     plan: &ToolCall,
-) -> Result<Value, Error> {
+    place: Place,
+) -> Ran {
     let steps = || -> Result<Value, Stop> {
-        admit(caller, cap)?;
-        timed("policy", || may_execute(registry, caller, cap, plan))?;
-        let input = input(registry, plan);
-        let responses = timed("approval", || approve(registry, caller, cap, plan, input))?;
+        let responses = match place {
+            Place::Worker(given) => {
+                timed("policy", || may_execute(registry, caller, cap, plan))?;
+                given.clone()
+            }
+            _ => {
+                admit(caller, cap)?;
+                timed("policy", || may_execute(registry, caller, cap, plan))?;
+                let input = input(registry, plan);
+                let responses =
+                    timed("approval", || approve(registry, caller, cap, plan, input))?;
+                if matches!(place, Place::Task) {
+                    return Err(Stop::BecomeTask(responses));
+                }
+                responses
+            }
+        };
         let operation = timed("idempotency", || claim(registry, plan))?;
         let window = pages::start(registry, cap, plan).map_err(refused)?;
         // A stored outcome needs the rows as values; otherwise they may stay text (src/identity/spliced.rs).
@@ -74,6 +110,7 @@ pub fn run(
                 responses,
                 can_ask: plan.era.can_ask_for_input,
                 client_capabilities: plan.era.client_capabilities.clone(),
+                may_continue_as_task: matches!(place, Place::RequestThenTask),
             },
             &plan.arguments,
             &window,
@@ -89,9 +126,10 @@ pub fn run(
         Ok(result)
     };
     match steps() {
-        Ok(result) => Ok(result),
-        Err(Stop::Reply(answer)) => answer,
-        Err(Stop::Failed(e)) => Ok(tool_error(e.message)),
+        Ok(result) => Ran::Answer(Ok(result)),
+        Err(Stop::Reply(answer)) => Ran::Answer(answer),
+        Err(Stop::Failed(e)) => Ran::Answer(Ok(tool_error(e.message))),
+        Err(Stop::BecomeTask(responses)) => Ran::BecomeTask(responses),
     }
 }
 
@@ -211,6 +249,8 @@ pub struct Round<'a> {
     pub responses: Map<String, Value>,
     pub can_ask: bool,
     pub client_capabilities: Option<Value>,
+    /// The call may become a task where the tool calls `chumbo.continue_as_task()`.
+    pub may_continue_as_task: bool,
 }
 
 /// Step 7: Runs `cap` as `caller` with `args` within `timeout_ms`, inside an input round; `finish`
@@ -235,6 +275,9 @@ pub fn execute<T>(
         round.client_capabilities.unwrap_or(json!({})),
         round.responses,
     );
+    if round.may_continue_as_task {
+        mrtr::allow_continue_as_task();
+    }
     let s = &registry.settings;
     let outcome = execute::call(
         cap,
@@ -267,6 +310,12 @@ pub fn execute<T>(
         }
         if let Some(message) = asked.blocked {
             return Err(refused(Refusal::InputUnavailable(message)));
+        }
+        if asked.continued_as_task {
+            return Err(Stop::BecomeTask(asked.responses));
+        }
+        if let Some((code, message)) = asked.application_error {
+            return Err(reply(Error::Application { code, message }));
         }
     }
     let trace = crate::call::scope::trace_id();

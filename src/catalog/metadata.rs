@@ -87,6 +87,30 @@ pub struct Metadata {
     /// `true`, or "schema.function" `(arguments jsonb) returns boolean` deciding per call: the
     /// user confirms exactly this call (principal, tool, arguments) before it runs.
     pub approval: Option<Approval>,
+    // Durable tasks (src/call/task.rs, src/api/tasks.rs).
+    /// "optional": a call becomes a durable task (MCP extension io.modelcontextprotocol/tasks)
+    /// when the caller declared the extension; "required": only as a task (-32021 without it);
+    /// "never" (the default).
+    #[serde(default)]
+    pub task: TaskSupport,
+    /// The run of a task tool starts in the request: input it asks for (`chumbo.input`) is asked
+    /// there, and a result it reaches is answered there; it becomes a task where it calls
+    /// `chumbo.continue_as_task()`.
+    #[serde(default)]
+    pub task_starts_in_request: bool,
+}
+
+/// How a tool may run as a task (`@mcp {"task": …}`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TaskSupport {
+    /// Never a task.
+    #[default]
+    Never,
+    /// A task when the caller declared the extension, else an ordinary call.
+    Optional,
+    /// Only as a task.
+    Required,
 }
 
 #[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
@@ -408,6 +432,14 @@ pub fn once_only_problems(
 ) {
     if !is_tool && (meta.model_output.is_some() || meta.idempotency_key.is_some()) {
         problems.push("model_output and idempotency_key apply to tools only".into());
+    }
+    if !is_tool && (meta.task != TaskSupport::Never || meta.task_starts_in_request) {
+        problems.push("task and task_starts_in_request apply to tools only".into());
+    }
+    if meta.task_starts_in_request && meta.task == TaskSupport::Never {
+        warnings.push(
+            "task_starts_in_request is ignored: the tool never runs as a task (set \"task\")".into(),
+        );
     }
     if let Some(f) = &meta.model_output {
         if !app_function::valid_name(f) {

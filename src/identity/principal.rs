@@ -77,6 +77,31 @@ impl Principal {
         &self.digest
     }
 
+    /// The principal as a task keeps it (sql/tasks.sql): enough to be exactly this principal again
+    /// when a worker runs the task, with no credential left to verify.
+    pub fn stored(&self) -> Value {
+        json!({"kind": self.kind, "identity": self.identity, "role": self.role,
+               "client_id": self.client_id, "digest": self.digest})
+    }
+
+    /// The principal [Principal::stored] kept (None: not such an object).
+    pub fn restored(v: &Value) -> Option<Principal> {
+        let s = |k: &str| v.get(k).and_then(Value::as_str).map(String::from);
+        let kind = match v.get("kind")?.as_str()? {
+            "jwt" => "jwt",
+            "api-key" => "api-key",
+            "anonymous" => "anonymous",
+            _ => return None,
+        };
+        Some(Principal {
+            kind,
+            identity: s("identity"),
+            role: s("role")?,
+            client_id: s("client_id"),
+            digest: s("digest")?,
+        })
+    }
+
     /// The rate-limit and in-flight bucket: the principal alone. (The OAuth client is not part of
     /// it: a user must not get a fresh budget by registering another client.)
     pub fn limit_key(&self) -> &str {

@@ -126,6 +126,7 @@ pub(super) fn run<T>(
             responses,
             can_ask: era.can_ask_for_input,
             client_capabilities: era.client_capabilities,
+            may_continue_as_task: false,
         },
         args,
         window,

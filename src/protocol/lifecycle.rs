@@ -54,8 +54,15 @@ fn capabilities(ctx: &Context) -> Value {
     if offers_completions(ctx) {
         capabilities["completions"] = json!({});
     }
+    let mut extensions = Map::new();
     if let Some((id, settings)) = super::skills::capability(ctx) {
-        capabilities["extensions"] = json!({ id: settings });
+        extensions.insert(id.into(), settings);
+    }
+    if ctx.era.is_stateless() {
+        extensions.insert(crate::call::task::EXTENSION.into(), json!({}));
+    }
+    if !extensions.is_empty() {
+        capabilities["extensions"] = Value::Object(extensions);
     }
     capabilities
 }

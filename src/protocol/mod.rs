@@ -16,6 +16,7 @@ mod resources;
 mod skills;
 pub mod stateless;
 pub mod subscriptions;
+mod tasks;
 mod tools;
 pub mod versions;
 
@@ -39,13 +40,14 @@ type Handler = fn(&Context, &str, &Map<String, Value>) -> MethodResult;
 
 /// Every method family: its methods and its handler. (subscriptions/listen is answered by the
 /// HTTP pipeline: it opens a stream rather than returning a result.)
-const FAMILIES: [(&[&str], Handler); 6] = [
+const FAMILIES: [(&[&str], Handler); 7] = [
     (lifecycle::METHODS, lifecycle::handle),
     (tools::METHODS, tools::handle),
     (resources::METHODS, resources::handle),
     (prompts::METHODS, prompts::handle),
     (completion::METHODS, completion::handle),
     (skills::METHODS, skills::handle),
+    (tasks::METHODS, tasks::handle),
 ];
 
 pub fn dispatch(ctx: &Context, method: &str, params: &Map<String, Value>) -> MethodResult {

@@ -96,6 +96,7 @@ pub fn check_headers(headers: &Map<String, Value>, msg: &Value) -> Result<()> {
     let name = match method {
         "tools/call" | "prompts/get" => msg.pointer("/params/name"),
         "resources/read" => msg.pointer("/params/uri"),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => msg.pointer("/params/taskId"),
         _ => None,
     };
     if let Some(name) = name {

@@ -4,7 +4,9 @@ use super::call::{arguments, era_facts, named};
 use super::listing::{list, put_opt};
 use super::{stateless, Context, MethodResult};
 use crate::call::plan::ToolCall;
-use crate::call::steps;
+use crate::call::steps::{self, Place, Ran};
+use crate::call::task;
+use crate::catalog::metadata::TaskSupport;
 use crate::catalog::registry::{Capability, Kind};
 use crate::error::Refusal;
 use serde_json::{json, Map, Value};
@@ -52,15 +54,18 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
         Ok(args) => args,
         Err(refused) => return Ok(steps::tool_error(refused.to_string())),
     };
-    let plan = ToolCall::new(
-        cap,
-        ctx.caller,
-        era_facts(ctx),
-        args,
-        params,
-        &ctx.registry.settings,
-    )?;
-    steps::run(ctx.registry, ctx.caller, cap, &plan)
+    let era = era_facts(ctx);
+    let place = match (cap.meta.task, task::opted_in(era.client_capabilities.as_ref())) {
+        (TaskSupport::Never, _) | (TaskSupport::Optional, false) => Place::Request,
+        (TaskSupport::Required, false) => return Err(task::missing_extension()),
+        (_, true) if cap.meta.task_starts_in_request => Place::RequestThenTask,
+        (_, true) => Place::Task,
+    };
+    let plan = ToolCall::new(cap, ctx.caller, era, args, params, &ctx.registry.settings)?;
+    match steps::run(ctx.registry, ctx.caller, cap, &plan, place) {
+        Ran::Answer(answer) => answer,
+        Ran::BecomeTask(responses) => super::tasks::create(ctx, cap, &plan, &responses),
+    }
 }
 
 /// The arguments if they are valid for the tool's inputSchema, else what the model is told:

@@ -112,7 +112,8 @@ impl Era {
     /// Whether `method` exists in this era.
     pub fn knows(&self, method: &str) -> bool {
         match self {
-            Era::Legacy(_) => method != "server/discover",
+            // tasks/* are the tasks extension's (2026-07-28), not 2025-11-25's experimental ones
+            Era::Legacy(_) => method != "server/discover" && !method.starts_with("tasks/"),
             Era::Stateless(_) => !REMOVED_IN_STATELESS.contains(&method),
         }
     }

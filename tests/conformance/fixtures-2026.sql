@@ -286,6 +286,101 @@ comment on function mcp.test_x_mcp_header(text) is
   'Echoes the region, which clients also send as the Mcp-Param-Region header @mcp {"params": {"region": {"description": "A region name", "x-mcp-header": "Region"}}}';
 
 ------------------------------------------------------------------------------------------------
+-- tasks-* (the io.modelcontextprotocol/tasks extension, SEP-2663): the fixture tools the
+-- scenarios name. A tool becomes a task by its @mcp "task" key; "task_starts_in_request" runs it
+-- in the request until chumbo.continue_as_task() (so input is asked, and a quick result answered,
+-- there).
+------------------------------------------------------------------------------------------------
+
+create or replace function mcp.greet(name text) returns text
+  language sql immutable
+  as $$ select format('Hello, %s!', name) $$;
+comment on function mcp.greet(text) is 'Greets by name (never a task)';
+
+create or replace function mcp.slow_compute(seconds integer, label text default null) returns text
+  language plpgsql volatile
+  as $$
+  begin
+    if seconds > 0 then
+      perform chumbo.continue_as_task();
+      perform pg_sleep(seconds);
+    end if;
+    return format('Computed %s after %s s', coalesce(label, 'a value'), seconds);
+  end
+  $$;
+comment on function mcp.slow_compute(integer, text) is
+  'Sleeps for seconds, then answers (a task when the client declared the extension, unless seconds is 0) @mcp {"task": "optional", "task_starts_in_request": true, "timeoutMs": 120000}';
+
+create or replace function mcp.failing_job() returns text
+  language plpgsql volatile
+  as $$
+  begin
+    perform pg_sleep(1);
+    raise exception 'failing_job failed, as it always does';
+  end
+  $$;
+comment on function mcp.failing_job() is
+  'Fails with a tool error after a second (only as a task) @mcp {"task": "required"}';
+
+create or replace function mcp.protocol_error_job() returns text
+  language plpgsql volatile
+  as $$
+  begin
+    perform chumbo.jsonrpc_error(-32603, 'protocol_error_job ends with a protocol error, as it always does');
+    return 'unreachable';
+  end
+  $$;
+comment on function mcp.protocol_error_job() is
+  'Ends with a JSON-RPC error (a failed task) @mcp {"task": "optional"}';
+
+create or replace function mcp.confirm_delete(filename text) returns text
+  language plpgsql volatile
+  as $$
+  declare
+    answer jsonb := chumbo.input('confirm', jsonb_build_object('method', 'elicitation/create', 'params', jsonb_build_object(
+      'message', format('Delete %s?', filename),
+      'requestedSchema', '{"type":"object","properties":{"confirm":{"type":"boolean"}},"required":["confirm"]}'::jsonb)));
+  begin
+    if answer ->> 'action' = 'accept' and (answer #>> '{content,confirm}')::boolean then
+      return format('Deleted %s', filename);
+    end if;
+    return format('Kept %s', filename);
+  end
+  $$;
+comment on function mcp.confirm_delete(text) is
+  'Asks the user to confirm, then deletes (pretends to) @mcp {"task": "optional"}';
+
+create or replace function mcp.multi_input() returns text
+  language plpgsql volatile
+  as $$
+  declare
+    answers jsonb := chumbo.inputs(jsonb_build_object(
+      'name', conformance.ask_name(),
+      'confirm', jsonb_build_object('method', 'elicitation/create', 'params', jsonb_build_object(
+        'message', 'Go ahead?',
+        'requestedSchema', '{"type":"object","properties":{"confirm":{"type":"boolean"}},"required":["confirm"]}'::jsonb))));
+  begin
+    return format('Got both answers: %s and %s', answers #>> '{name,content,name}', answers #>> '{confirm,content,confirm}');
+  end
+  $$;
+comment on function mcp.multi_input() is
+  'Asks two questions at once @mcp {"task": "optional"}';
+
+create or replace function mcp.test_tool_with_task() returns text
+  language plpgsql volatile
+  as $$
+  declare
+    answer jsonb := chumbo.input('user_name', conformance.ask_name());
+  begin
+    perform chumbo.continue_as_task();
+    perform pg_sleep(0.5);
+    return format('Hello, %s! (answered by a task)', answer #>> '{content,name}');
+  end
+  $$;
+comment on function mcp.test_tool_with_task() is
+  'Asks for a name in the request, then goes on as a task @mcp {"task": "required", "task_starts_in_request": true}';
+
+------------------------------------------------------------------------------------------------
 -- Access (public mode runs every capability as anon)
 ------------------------------------------------------------------------------------------------
 

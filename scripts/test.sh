@@ -53,7 +53,7 @@ PORT_VARS=(CHUMBO_TEST_PG_PORT E2E_PORT E2E_PGBOUNCER_PORT E2E_PGB_EDGE_PORT E2E
            CHUMBO_CONFORMANCE_PORT CHUMBO_CONFORMANCE_2026_PORT OAUTH_EDGE_PORT OAUTH_AS_PORT
            DOCTOR_EDGE_PORT E2E_AUX_EDGE_PORT E2E_AUX_JWKS_PORT
            CONSENT_EDGE_PORT CONSENT_OFF_PORT CONSENT_BAD_PORT CONSENT_AUTH_PORT SUPABASE_EDGE_PORT SUPABASE_AS_PORT
-           CHUMBO_PKG_PG_PORT AUDIT_QUEUE_PG_PORT CHUMBO_MAJOR_PG_PORT
+           CHUMBO_PKG_PG_PORT AUDIT_QUEUE_PG_PORT TASKS_PG_PORT CHUMBO_MAJOR_PG_PORT
            TRACES_OTLP_PORT TRACES_CLOSED_PORT TRACES_EDGE_PORT TRACES_JSON_EDGE_PORT TRACES_DOWN_EDGE_PORT
            TRACES_OFF_EDGE_PORT)
 for v in "${PORT_VARS[@]}"; do pick_port "$v"; done
@@ -81,7 +81,7 @@ stage unit cargo pgrx test "pg$PG_MAJOR" --runas postgres --pgdata "$PGRX_PGDATA
 # 2. Without a working release install nothing below can run.
 stage install "$ROOT/scripts/install.sh"
 if [[ " ${failed[*]-} " == *" install "* ]]; then
-  skipped+=(package regress isolation audit-queue readme e2e conformance); summary; exit 1
+  skipped+=(package regress isolation audit-queue tasks readme e2e conformance); summary; exit 1
 fi
 # The package built from the warm release build, installed into a private copy of PostgreSQL $PG_MAJOR
 # from the artifact alone: the quickstart, and the upgrade from every kept release to current compared with a fresh
@@ -112,6 +112,8 @@ fi
 stage isolation "$ROOT/tests/isolation/run.sh"
 # The audit queue needs shared_preload_libraries = 'chumbo': a cluster of its own.
 stage audit-queue bash "$ROOT/tests/audit-queue/run.sh"
+# Durable tasks' background workers, crashes and cancels: a preloaded cluster of its own too.
+stage tasks bash "$ROOT/tests/tasks/run.sh"
 for suite in readme/quickstart.sh e2e/run.sh conformance/run.sh conformance-2026/run.sh oauth/run.sh consent/run.sh \
              traces/run.sh; do
   name="${suite%%/*}"

@@ -9,8 +9,8 @@
 //! after a crash), so tasks left unfinished run again without waiting for a client to poll them.
 
 use pgrx::bgworkers::{BackgroundWorker, BackgroundWorkerBuilder, SignalWakeFlags};
-use pgrx::prelude::*;
 use pgrx::pg_sys;
+use pgrx::prelude::*;
 use std::time::{Duration, Instant};
 
 /// How often an idle worker looks for tasks (a task created before its transaction commits is
@@ -68,8 +68,9 @@ pub extern "C-unwind" fn chumbo_task_worker_main(arg: pg_sys::Datum) {
 /// Whether this worker has work here: chumbo is installed, and fewer than `task_workers` workers
 /// started before it still run (a burst of wakes may start more than the bound; the late ones go).
 fn may_work() -> bool {
-    let installed = Spi::get_one::<bool>(
+    let installed = crate::postgres::spi_read::one::<bool>(
         "select pg_catalog.to_regclass('chumbo.tasks') is not null",
+        &[],
     );
     if !matches!(installed, Ok(Some(true))) {
         return false;
@@ -113,7 +114,11 @@ pub extern "C-unwind" fn chumbo_task_launcher_main(_arg: pg_sys::Datum) {
         crate::postgres::spi_read::read(
             "select oid from pg_catalog.pg_database where datallowconn and not datistemplate",
             &[],
-            |t| Ok(t.filter_map(|r| r.get::<pg_sys::Oid>(1).ok().flatten()).map(|o| o.to_u32()).collect()),
+            |t| {
+                Ok(t.filter_map(|r| r.get::<pg_sys::Oid>(1).ok().flatten())
+                    .map(|o| o.to_u32())
+                    .collect())
+            },
         )
         .unwrap_or_default()
     });

@@ -89,8 +89,7 @@ pub fn run(
                 admit(caller, cap)?;
                 timed("policy", || may_execute(registry, caller, cap, plan))?;
                 let input = input(registry, plan);
-                let responses =
-                    timed("approval", || approve(registry, caller, cap, plan, input))?;
+                let responses = timed("approval", || approve(registry, caller, cap, plan, input))?;
                 if matches!(place, Place::Task) {
                     return Err(Stop::BecomeTask(responses));
                 }

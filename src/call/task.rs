@@ -200,7 +200,11 @@ pub fn get(principal: &str, id: &str) -> Result<Option<Task>, Error> {
 /// `tasks/update`: the answers join those given so far; the answered requests leave
 /// `input_requests`; with none left the task is `working` again. Answers to keys the task did not
 /// ask for are ignored. false: unknown to this principal.
-pub fn give_input(principal: &str, id: &str, responses: &Map<String, Value>) -> Result<bool, Error> {
+pub fn give_input(
+    principal: &str,
+    id: &str,
+    responses: &Map<String, Value>,
+) -> Result<bool, Error> {
     let Some(task) = get(principal, id)? else {
         return Ok(false);
     };
@@ -328,8 +332,11 @@ pub fn load(id: &str) -> Result<Option<Claimed>, Error> {
     if status != "working" {
         return Ok(None);
     }
-    let plan: ToolCall = serde_json::from_value(plan)
-        .map_err(|e| Error::Internal(format!("Internal error: a stored task plan is unreadable ({e})")))?;
+    let plan: ToolCall = serde_json::from_value(plan).map_err(|e| {
+        Error::Internal(format!(
+            "Internal error: a stored task plan is unreadable ({e})"
+        ))
+    })?;
     let responses = match responses {
         Some(Value::Object(m)) => m,
         _ => Map::new(),

@@ -74,7 +74,10 @@ pub fn interrupt(runner: &Runner) {
 fn creator(registry: &Registry, claimed: &Claimed) -> Result<Caller, Error> {
     let stored = &claimed.caller;
     let broken = || Error::Internal("Internal error: a stored task creator is unreadable".into());
-    let role = stored.get("role").and_then(Value::as_str).ok_or_else(broken)?;
+    let role = stored
+        .get("role")
+        .and_then(Value::as_str)
+        .ok_or_else(broken)?;
     let principal = stored
         .get("principal")
         .and_then(Principal::restored)
@@ -148,9 +151,9 @@ fn failed(e: &Error) -> Settled {
 /// that holds the tool's writes.
 fn run_as(registry: &Registry, caller: &Caller, claimed: &Claimed) -> Option<Settled> {
     let plan = &claimed.plan;
-    let cap = registry
-        .find(&plan.tool, Kind::Tool)
-        .filter(|c| caller.may_use(c) && !registry.refuses_definer(c) && policy::visible(c, caller));
+    let cap = registry.find(&plan.tool, Kind::Tool).filter(|c| {
+        caller.may_use(c) && !registry.refuses_definer(c) && policy::visible(c, caller)
+    });
     let Some(cap) = cap else {
         return Some(failed(&Error::Internal(format!(
             "{} is no longer available to the task's creator",
@@ -171,7 +174,9 @@ fn run_as(registry: &Registry, caller: &Caller, claimed: &Claimed) -> Option<Set
         ))));
     }
     let mut plan = plan.clone();
-    plan.timeout_ms = plan.timeout_ms.min(registry.settings.task_timeout_ceiling_ms);
+    plan.timeout_ms = plan
+        .timeout_ms
+        .min(registry.settings.task_timeout_ceiling_ms);
     let state_key = registry.keys.get("state").cloned().unwrap_or_default();
     let trace = crate::trace_context::TraceParent {
         trace_id: plan.trace_id.clone(),
@@ -187,13 +192,21 @@ fn run_as(registry: &Registry, caller: &Caller, claimed: &Claimed) -> Option<Set
     );
     let id = claimed.id.as_str();
     let ran = session::in_subtransaction(|| {
-        let settled = match steps::run(registry, caller, cap, &plan, Place::Worker(&claimed.responses)) {
+        let settled = match steps::run(
+            registry,
+            caller,
+            cap,
+            &plan,
+            Place::Worker(&claimed.responses),
+        ) {
             Ran::Answer(Ok(v)) if v.get("resultType") == Some(&json!("input_required")) => {
                 Settled::InputRequired(v.get("inputRequests").cloned().unwrap_or(json!({})))
             }
             Ran::Answer(Ok(v)) => Settled::Completed(v),
             Ran::Answer(Err(e)) => failed(&e),
-            Ran::BecomeTask(_) => failed(&Error::Internal("Internal error: a task cannot become another task".into())),
+            Ran::BecomeTask(_) => failed(&Error::Internal(
+                "Internal error: a task cannot become another task".into(),
+            )),
         };
         if matches!(settled, Settled::Completed(_) | Settled::InputRequired(_))
             && !task::settle(id, &settled).unwrap_or(false)
@@ -214,8 +227,16 @@ fn run_as(registry: &Registry, caller: &Caller, claimed: &Claimed) -> Option<Set
             // Cancelled (its row is no longer this run's), or something chumbo did not expect.
             let still_ours = matches!(task::load(id), Ok(Some(_)));
             still_ours.then(|| {
-                pgrx::log!("chumbo trace {}: task run failed with {}: {}", plan.trace_id, e.sqlstate, e.message);
-                failed(&Error::Internal(format!("Internal error (trace id {})", plan.trace_id)))
+                pgrx::log!(
+                    "chumbo trace {}: task run failed with {}: {}",
+                    plan.trace_id,
+                    e.sqlstate,
+                    e.message
+                );
+                failed(&Error::Internal(format!(
+                    "Internal error (trace id {})",
+                    plan.trace_id
+                )))
             })
         }
     }

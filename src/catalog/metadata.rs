@@ -438,7 +438,8 @@ pub fn once_only_problems(
     }
     if meta.task_starts_in_request && meta.task == TaskSupport::Never {
         warnings.push(
-            "task_starts_in_request is ignored: the tool never runs as a task (set \"task\")".into(),
+            "task_starts_in_request is ignored: the tool never runs as a task (set \"task\")"
+                .into(),
         );
     }
     if let Some(f) = &meta.model_output {

@@ -76,7 +76,11 @@ fn get_prompt(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
         Err(Stop::Reply(a)) => return a,
         Err(Stop::Failed(e)) => return Err(method_error(e, None)),
         // only a tool's round may continue as a task (steps::Round::may_continue_as_task)
-        Err(Stop::BecomeTask(_)) => return Err(crate::error::Error::Internal("Internal error: only tools become tasks".into())),
+        Err(Stop::BecomeTask(_)) => {
+            return Err(crate::error::Error::Internal(
+                "Internal error: only tools become tasks".into(),
+            ))
+        }
     };
     let (description, messages) = match value {
         Value::String(text) => (

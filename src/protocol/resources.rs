@@ -101,7 +101,11 @@ fn read_resource(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
         Err(Stop::Reply(a)) => return a,
         Err(Stop::Failed(e)) => return Err(method_error(e, Some(uri))),
         // only a tool's round may continue as a task (steps::Round::may_continue_as_task)
-        Err(Stop::BecomeTask(_)) => return Err(crate::error::Error::Internal("Internal error: only tools become tasks".into())),
+        Err(Stop::BecomeTask(_)) => {
+            return Err(crate::error::Error::Internal(
+                "Internal error: only tools become tasks".into(),
+            ))
+        }
     };
     let mut content = json!({"uri": uri});
     match (cap.returns, value) {

@@ -55,7 +55,10 @@ fn call_tool(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
         Err(refused) => return Ok(steps::tool_error(refused.to_string())),
     };
     let era = era_facts(ctx);
-    let place = match (cap.meta.task, task::opted_in(era.client_capabilities.as_ref())) {
+    let place = match (
+        cap.meta.task,
+        task::opted_in(era.client_capabilities.as_ref()),
+    ) {
         (TaskSupport::Never, _) | (TaskSupport::Optional, false) => Place::Request,
         (TaskSupport::Required, false) => return Err(task::missing_extension()),
         (_, true) if cap.meta.task_starts_in_request => Place::RequestThenTask,

@@ -176,9 +176,25 @@ select public.task_call(:'alice', 'task_note', '{"note": "prunes"}') is not null
 select count(*) as expired_rows_left from chumbo.tasks where id = :'t5';
 select string_agg(e.outcome, ', ' order by e.era) as audit_stays from chumbo.audit_events e where e.trace_id = :'t5_trace';
 
+-- 9. an unfinished task never expires (task_ttl_ms is still 1 here); a task's time bound is its
+-- tool's timeoutMs cut to task_timeout_ceiling_ms
+create function mcp.task_slow() returns text language plpgsql volatile as $$ begin perform pg_sleep(3); return 'slept'; end $$;
+comment on function mcp.task_slow() is 'Sleeps @mcp {"task": "optional", "timeoutMs": 60000}';
+grant execute on function mcp.task_slow() to authenticated;
+select chumbo.configure('{"task_timeout_ceiling_ms": 200}') is not null as configured;
+select public.task_call(:'alice', 'task_slow') #>> '{result,taskId}' as t6 \gset
+select pg_sleep(0.05);
+select public.task_shape(public.task_rpc(:'alice', 'tasks/get', jsonb_build_object('taskId', :'t6'))) as unfinished_kept;
+select clock_timestamp() as before_run \gset
+call chumbo.run_tasks();
+select clock_timestamp() - :'before_run'::timestamptz < interval '2 s' as cut_short,
+       status, result ->> 'isError' as is_error,
+       regexp_replace(result #>> '{content,0,text}', 'trace id [0-9a-f]{32}', 'trace id …') as told
+  from chumbo.tasks where id = :'t6';
+
 -- cleanup
-select chumbo.configure('{"task_workers": null, "task_ttl_ms": null}') is not null as configured;
+select chumbo.configure('{"task_workers": null, "task_ttl_ms": null, "task_timeout_ceiling_ms": null}') is not null as configured;
 delete from chumbo.tasks;
 drop function public.task_shape(jsonb), public.task_call(jsonb, text, jsonb, jsonb), public.task_rpc(jsonb, text, jsonb, jsonb);
-drop function mcp.task_note(text), mcp.task_only(), mcp.task_questions(), mcp.task_protocol_error(), mcp.reserved_code();
+drop function mcp.task_note(text), mcp.task_only(), mcp.task_questions(), mcp.task_protocol_error(), mcp.reserved_code(), mcp.task_slow();
 drop table public.task_notes;

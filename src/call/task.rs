@@ -232,7 +232,18 @@ pub fn give_input(
         ],
         |_| Ok(()),
     )?;
+    announce(id)?;
     Ok(true)
+}
+
+/// Tells listeners (the edge's `notifications/tasks`, src/protocol/subscriptions.rs) that task
+/// `id` changed, at commit: the id alone, a hint to ask `tasks/get`.
+fn announce(id: &str) -> Result<(), Error> {
+    write(
+        "select pg_catalog.pg_notify('chumbo_tasks', $1)",
+        &[id.into()],
+        |_| Ok(()),
+    )
 }
 
 /// The backend running a task when it was cancelled: its pid and start, to be signalled.
@@ -262,6 +273,7 @@ pub fn cancel(principal: &str, id: &str) -> Result<Option<Option<Runner>>, Error
             None => Ok(None),
         },
     )?;
+    announce(id)?;
     Ok(Some(runner))
 }
 
@@ -367,7 +379,7 @@ pub fn settle(id: &str, outcome: &Settled) -> Result<bool, Error> {
         Settled::InputRequired(q) => ("input_required", None, None, Some(q)),
     };
     let j = |v: Option<&Value>| v.map(|v| JsonB(v.clone()));
-    write(
+    let settled = write(
         "update chumbo.tasks
             set status = $2, result = $3, error = $4, input_requests = $5,
                 runs_ended = runs_ended + 1,
@@ -382,5 +394,9 @@ pub fn settle(id: &str, outcome: &Settled) -> Result<bool, Error> {
             j(requests).into(),
         ],
         |t| Ok(!t.is_empty()),
-    )
+    )?;
+    if settled {
+        announce(id)?;
+    }
+    Ok(settled)
 }

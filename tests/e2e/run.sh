@@ -12,7 +12,7 @@
 #      $E2E_AUX_EDGE_PORT and a JWKS server on $E2E_AUX_JWKS_PORT (free ports unless set), and uses
 #      database chumbo_e2e_public
 #      in auth_mode public), node --test ts/concurrency.test.mjs, ts/exactly_once.test.mjs (issue 13: projection,
-#      idempotency keys, run handles, both eras), ts/methods.test.mjs (every method chumbo serves, both
+#      idempotency keys, run handles, both eras), ts/tasks.test.mjs (durable tasks, notifications/tasks), ts/methods.test.mjs (every method chumbo serves, both
 #      eras, as Alice and Bob, with the caller's own data: completions through a schema the edge's
 #      role may not use; the method list is read from src/protocol/)
 #   4. starts pgbouncer (transaction pooling, as user postgres, temp dir) and a second edge behind
@@ -126,6 +126,7 @@ psql_at "$PGPORT" "$DB" -c "select chumbo.configure('{\"max_in_flight\": 64}')" 
 suite "concurrency (edge -> postgres)" env E2E_LABEL="edge -> postgres" node "${NODE_TEST_ARGS[@]}" ts/concurrency.test.mjs
 # Exactly-once and projection (issue 13), both eras; its 16 parallel retries need the same bound.
 suite "exactly once, projection, runs (typescript, both eras)" node "${NODE_TEST_ARGS[@]}" ts/exactly_once.test.mjs
+suite "durable tasks through the edge (2026-07-28)" node "${NODE_TEST_ARGS[@]}" ts/tasks.test.mjs
 
 # 4. pgbouncer between a second edge and Postgres. pgbouncer 1.18 (Debian 12) has no
 #    prepared-statement support in transaction mode, so that edge uses unnamed statements.

@@ -111,7 +111,7 @@ export const utf8 = new TextDecoder();
 // NOTIFY and no per-principal bound.
 export type Listen = {
   id: string | number;
-  notifications: Record<string, boolean>;
+  notifications: Record<string, boolean | string[]>; // list-changed flags; taskIds: the tasks watched
   principal?: string; // opaque digest of who is listening
   version?: number; // the capability version this principal sees
   expires_at?: number | null; // unix seconds: the token's end, when the stream must be re-checked

@@ -23,7 +23,9 @@ type Subscriber = {
   checking?: Promise<void>;
   again?: boolean;
   expiry?: ReturnType<typeof setTimeout>;
+  tasks?: Map<string, TaskWatch>; // notifications/tasks: the last status sent, per task id
 };
+type TaskWatch = { status?: string; checking?: Promise<void>; again?: boolean };
 const subscribers = new Set<Subscriber>();
 let listening: Promise<unknown> | null = null;
 let fanout: ReturnType<typeof setTimeout> | undefined;
@@ -39,25 +41,32 @@ export function ensureListening(): Promise<unknown> {
     max: 1,
     connection: { application_name: "chumbo-edge-listen" },
   });
-  listening ??= listener.listen("chumbo_capabilities", () => {
-    // Anyone may NOTIFY this channel: it is a hint to re-check, never a change by itself. One
-    // DDL transaction may NOTIFY several times (create, comment, grant): one round per burst.
-    // Rounds are at least RECHECK_SPACING_MS apart, so a flood of NOTIFYs costs at most one SQL
-    // call per stream per interval.
-    hints++;
-    fanout ??= setTimeout(() => {
-      fanout = undefined;
-      lastRound = Date.now();
-      // One principal's streams one after another (the database bounds calls in flight per
-      // principal), different principals in parallel.
-      const byPrincipal = Map.groupBy(subscribers, (s) => s.listen.principal);
-      for (const group of byPrincipal.values()) {
-        void (async () => {
-          for (const s of group) await recheck(s);
-        })();
-      }
-    }, Math.max(25, lastRound + RECHECK_SPACING_MS - Date.now()));
-  }).catch((e) => {
+  listening ??= Promise.all([
+    listener.listen("chumbo_capabilities", () => {
+      // Anyone may NOTIFY this channel: it is a hint to re-check, never a change by itself. One
+      // DDL transaction may NOTIFY several times (create, comment, grant): one round per burst.
+      // Rounds are at least RECHECK_SPACING_MS apart, so a flood of NOTIFYs costs at most one SQL
+      // call per stream per interval.
+      hints++;
+      fanout ??= setTimeout(() => {
+        fanout = undefined;
+        lastRound = Date.now();
+        // One principal's streams one after another (the database bounds calls in flight per
+        // principal), different principals in parallel.
+        const byPrincipal = Map.groupBy(subscribers, (s) => s.listen.principal);
+        for (const group of byPrincipal.values()) {
+          void (async () => {
+            for (const s of group) await recheck(s);
+          })();
+        }
+      }, Math.max(25, lastRound + RECHECK_SPACING_MS - Date.now()));
+    }),
+    listener.listen("chumbo_tasks", (taskId) => {
+      // A task changed (or someone says so: any role may NOTIFY): each stream watching that id
+      // asks tasks/get with its own credentials, and the database decides what it may see.
+      for (const s of subscribers) if (watches(s, taskId)) void taskCheck(s, taskId);
+    }),
+  ]).catch((e) => {
     listening = null;
     throw e;
   });
@@ -112,6 +121,53 @@ function recheck(s: Subscriber): Promise<void> {
     } while (s.again);
   })().finally(() => (s.checking = undefined));
   return s.checking;
+}
+
+function watches(s: Subscriber, taskId: string): boolean {
+  const ids = s.listen.notifications.taskIds;
+  return Array.isArray(ids) && ids.includes(taskId);
+}
+
+/** notifications/tasks for one watched task: tasks/get as the stream's caller (its request's
+ * headers and `_meta`), sent on when the status moved. Checks
+ * of one task on one stream never overlap. */
+function taskCheck(s: Subscriber, taskId: string): Promise<void> {
+  const tasks = s.tasks ??= new Map();
+  const w = tasks.get(taskId) ?? {};
+  tasks.set(taskId, w);
+  if (w.checking) {
+    w.again = true;
+    return w.checking;
+  }
+  w.checking = (async () => {
+    do {
+      w.again = false;
+      let meta: unknown;
+      try {
+        meta = JSON.parse(String(s.request.body)).params?._meta;
+      } catch { /* the database refuses it below */ }
+      const headers = {
+        ...(s.request.headers as Record<string, string>),
+        "mcp-method": "tasks/get",
+        "mcp-name": taskId,
+      };
+      const body = JSON.stringify({ jsonrpc: "2.0", id: 0, method: "tasks/get", params: { taskId, _meta: meta } });
+      let task: Record<string, unknown> | undefined;
+      try {
+        const result = await callHttp({ ...s.request, headers, body });
+        if (result.status === 200 && result.body) task = JSON.parse(utf8.decode(result.body)).result;
+      } catch { /* a hint missed: the client still polls */ }
+      if (!subscribers.has(s) || !task || typeof task.status !== "string" || task.status === w.status) continue;
+      w.status = task.status;
+      const { resultType: _r, _meta: _m, ...params } = task;
+      s.send(frame({
+        jsonrpc: "2.0",
+        method: "notifications/tasks",
+        params: { ...params, _meta: { [SUBSCRIPTION_ID]: s.listen.id } },
+      }));
+    } while (w.again);
+  })().finally(() => (w.checking = undefined));
+  return w.checking;
 }
 
 /** The final message of a stream the database no longer accepts: its JSON-RPC error for the

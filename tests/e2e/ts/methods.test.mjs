@@ -84,7 +84,10 @@ function methodsOfEras() {
   assert.match(versions, /Era::Legacy\(_\) => method != "server\/discover"/, "versions.rs: Era::knows changed");
   assert.ok(all.has("tools/call") && all.has("subscriptions/listen"), [...all].join());
   const removed = strings(removedList[1]);
-  const legacyUnknown = ["server/discover", "subscriptions/listen"];
+  // tasks/* are the tasks extension's, 2026-07-28 only (Era::knows)
+  assert.match(versions, /!method\.starts_with\("tasks\/"\)/, "versions.rs: Era::knows changed");
+  const tasks = [...all].filter((m) => m.startsWith("tasks/"));
+  const legacyUnknown = ["server/discover", "subscriptions/listen", ...tasks];
   return {
     legacy: { served: [...all].filter((m) => !legacyUnknown.includes(m)).sort(), unknown: legacyUnknown },
     modern: { served: [...all].filter((m) => !removed.includes(m)).sort(), unknown: removed },
@@ -97,8 +100,14 @@ const META = {
   "io.modelcontextprotocol/clientCapabilities": {},
   "io.modelcontextprotocol/clientInfo": { name: "chumbo-e2e-methods", version: "1.0.0" },
 };
-/** A raw 2026-07-28 request (for methods the 2.4 client will not send in that era). */
-async function postModern(method, token) {
+/** A raw 2026-07-28 request (for methods the 2.4 client will not send in that era), declaring
+ * the tasks extension (which the 2.4 client has no API for). */
+async function postModern(method, token, params = {}) {
+  const name = params.name ?? params.taskId;
+  const meta = {
+    ...META,
+    "io.modelcontextprotocol/clientCapabilities": { extensions: { "io.modelcontextprotocol/tasks": {} } },
+  };
   const res = await fetch(MCP_URL, {
     method: "POST",
     headers: {
@@ -107,8 +116,9 @@ async function postModern(method, token) {
       accept: "application/json, text/event-stream",
       "mcp-protocol-version": "2026-07-28",
       "mcp-method": method,
+      ...(name ? { "mcp-name": name } : {}),
     },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: { _meta: META } }),
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: { ...params, _meta: meta } }),
   });
   return { status: res.status, body: await res.json() };
 }
@@ -259,6 +269,21 @@ function methodTests(era, user) {
   });
 
   if (era === "modern") {
+    it(["tasks/get", "tasks/update", "tasks/cancel"], "an own task: created, got, updated, cancelled", async () => {
+      const { body } = await postModern("tools/call", TOKENS[user], {
+        name: "build_project_report",
+        arguments: { project_id: project, seconds: 20 },
+      });
+      const taskId = body.result?.taskId;
+      assert.equal(body.result?.resultType, "task", JSON.stringify(body));
+      const got = await postModern("tasks/get", TOKENS[user], { taskId });
+      assert.equal(got.body.result?.taskId, taskId, JSON.stringify(got.body));
+      const updated = await postModern("tasks/update", TOKENS[user], { taskId, inputResponses: {} });
+      assert.equal(updated.body.result?.resultType, "complete", JSON.stringify(updated.body));
+      const cancelled = await postModern("tasks/cancel", TOKENS[user], { taskId });
+      assert.equal(cancelled.body.result?.resultType, "complete", JSON.stringify(cancelled.body));
+      assert.equal((await postModern("tasks/get", TOKENS[user], { taskId })).body.result?.status, "cancelled");
+    });
     it(["subscriptions/listen"], "acknowledged with the filter asked for, closed by the client", async () => {
       const sub = await client.listen({ toolsListChanged: true, resourcesListChanged: true });
       try {

@@ -446,6 +446,34 @@ def render(results_path, meta_path, out_path):
             w(p["text"].rstrip())
             w("```")
     w("")
+    tasks = next((r for r in recs if r["kind"] == "tasks"), None)
+    if tasks:
+        lat, dr = tasks["latency"], tasks["drain"]
+        w("## Durable tasks")
+        w("")
+        w("`bench/tasks.mjs` on the bench cluster (chumbo preloaded), one client through `chumbo.handle` as Alice. "
+          "**Latency**: the same tools/call answered directly and as a task (created, run by a background worker, "
+          "seen `completed` by `tasks/get` polled every millisecond), alternating in rounds. A task costs two "
+          "synchronous commits the direct read-only call does not make (the task row before the answer, the result "
+          "with the tool's writes), so the ratio is large for a sub-millisecond tool and small for one that works. "
+          "**Drain**: tasks queued with `task_workers` 0, then 2 workers and one wake; another client calls the tool "
+          "directly throughout.")
+        w("")
+        w("| | direct p50 | task p50 | task p95 | task / direct (p50) | calls |")
+        w("|---|---|---|---|---|---|")
+        w(f"| 1-row tool | {lat['direct_p50_ms']:.2f} ms | {lat['task_p50_ms']:.2f} ms | {lat['task_p95_ms']:.2f} ms | "
+          f"{lat['task_p50_ms'] / lat['direct_p50_ms']:.2f}x | {lat['calls']} |")
+        w(f"| the same with 50 ms of work | {lat['slow_direct_p50_ms']:.2f} ms | {lat['slow_task_p50_ms']:.2f} ms | "
+          f"{lat['slow_task_p95_ms']:.2f} ms | {lat['slow_task_p50_ms'] / lat['slow_direct_p50_ms']:.2f}x | {lat['slow_calls']} |")
+        w("")
+        w("| drain | |")
+        w("|---|---|")
+        w(f"| tasks queued, completed | {dr['tasks']:,}, {dr['completed']:,} |")
+        w(f"| created (one client) | {dr['create_per_s']:.0f}/s |")
+        w(f"| drained by 2 workers | {dr['drain_per_s']:.0f}/s ({dr['drain_s']:.1f} s) |")
+        w(f"| other client's direct calls, alone / during the drain | {dr['other_alone_per_s']:.0f}/s, p95 "
+          f"{dr['other_alone_p95_ms']:.2f} ms / {dr['other_during_per_s']:.0f}/s, p95 {dr['other_during_p95_ms']:.2f} ms |")
+        w("")
     analysis = os.path.join(os.path.dirname(os.path.abspath(__file__)), "analysis.md")
     if os.path.exists(analysis):
         w("## Analysis and next steps")

@@ -375,5 +375,11 @@ jq -n \
   --arg perf "$([[ -n "$PERF" ]] && echo yes || echo no)" \
   --arg db_pool "$DB_POOL" \
   '$ARGS.named' >"$WORK/meta.json"
+# 5. Durable tasks (bench/tasks.mjs): a task's latency against the same call answered directly,
+#    and the drain of BENCH_TASK_DRAIN (1,000) queued tasks while another client is served.
+log "tasks: latency against the direct call, drain of queued tasks"
+node bench/tasks.mjs "postgres://postgres@127.0.0.1:$PORT/$DB10" \
+  "postgres://chumbo_edge:$EDGE_PW@127.0.0.1:$PORT/$DB10" "$WORK/tasks.json" >/dev/null
+jq -c . "$WORK/tasks.json" >>"$RESULTS"
 python3 bench/report.py render "$RESULTS" "$WORK/meta.json" "$OUT"
 log "wrote ${OUT#"$ROOT"/} ($((SECONDS - T0)) s)"

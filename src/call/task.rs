@@ -17,6 +17,7 @@ use crate::error::Error;
 use crate::identity::session;
 use crate::postgres::spi_read;
 use pgrx::prelude::*;
+use pgrx::pg_sys;
 use pgrx::JsonB;
 use serde_json::{json, Map, Value};
 
@@ -289,29 +290,33 @@ pub struct Claimed {
     pub attempts: i32,
 }
 
-/// Claims the oldest `working` task no live backend runs (tasks of principals with no other task
-/// running first, so one user's burst does not hold every runner), for this backend, and commits
-/// nothing itself: the caller commits the claim before running it.
+/// Claims the oldest `working` task no live backend runs (tasks of principals with no task
+/// running first, so one user's burst does not hold every runner), for this backend. The caller
+/// commits the claim before running it; that commit need not wait for its WAL flush: if a crash
+/// loses it, the run after it (whose commit flushes it) was lost too, with everything it wrote.
 pub fn claim() -> Result<Option<String>, Error> {
+    // SAFETY: MyStartTimestamp is set when the backend starts (what pg_stat_activity shows as
+    // backend_start).
+    let started = unsafe { pg_sys::MyStartTimestamp };
+    let started = pgrx::datum::TimestampWithTimeZone::try_from(started)
+        .map_err(|_| Error::Internal("Internal error: backend start out of range".into()))?;
     write(
-        "update chumbo.tasks t
-            set runner_pid = pg_catalog.pg_backend_pid(),
-                runner_started = (select a.backend_start from pg_catalog.pg_stat_activity a
-                                   where a.pid = pg_catalog.pg_backend_pid()),
-                attempts = t.attempts + 1
+        "with asynchronous as (select pg_catalog.set_config('synchronous_commit', 'off', true)),
+              busy as (select distinct principal from chumbo.tasks
+                        where status = 'working' and runner_pid is not null)
+         update chumbo.tasks t
+            set runner_pid = pg_catalog.pg_backend_pid(), runner_started = $1, attempts = t.attempts + 1
+           from asynchronous
           where t.id = (
             select c.id from chumbo.tasks c
              where c.status = 'working'
                and (c.runner_pid is null or not exists (
                      select from pg_catalog.pg_stat_activity a
                       where a.pid = c.runner_pid and a.backend_start = c.runner_started))
-             order by exists (select from chumbo.tasks o
-                               where o.principal = c.principal and o.status = 'working'
-                                 and o.runner_pid is not null and o.id <> c.id),
-                      c.created_at
-             limit 1 for update skip locked)
+             order by c.principal in (select principal from busy), c.created_at
+             limit 1 for update of c skip locked)
          returning t.id",
-        &[],
+        &[started.into()],
         |t| match t.into_iter().next() {
             Some(row) => row.get::<String>(1),
             None => Ok(None),

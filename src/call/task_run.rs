@@ -31,13 +31,16 @@ pub fn wake(workers: u32) {
     // SAFETY: MyDatabaseId is set for the life of a backend connected to a database.
     let database = unsafe { pg_sys::MyDatabaseId };
     let running = session::as_owner(|| {
-        spi_read::one::<i64>(
-            "select pg_catalog.count(*) from pg_catalog.pg_stat_activity
-              where backend_type = $1 and datid = $2",
+        spi_read::read(
+            "select pid from pg_catalog.pg_stat_activity where backend_type = $1 and datid = $2",
             &[WORKER_TYPE.into(), database.into()],
+            |t| Ok(t.filter_map(|r| r.get::<i32>(1).ok().flatten()).collect::<Vec<i32>>()),
         )
-    });
-    if matches!(running, Ok(Some(n)) if n >= i64::from(workers)) {
+    })
+    .unwrap_or_default();
+    // Idle workers look again when this transaction commits, not at their next poll.
+    wake_at_commit(&running);
+    if running.len() >= workers as usize {
         return;
     }
     let started = pgrx::bgworkers::BackgroundWorkerBuilder::new("chumbo task worker")
@@ -50,6 +53,52 @@ pub fn wake(workers: u32) {
         .load_dynamic();
     if started.is_err() {
         pgrx::log!("chumbo: could not start a task worker (max_worker_processes?); tasks wait for the next one, or for `call chumbo.run_tasks()`");
+    }
+}
+
+thread_local! {
+    /// Workers whose latches this transaction's commit sets.
+    static WAKE_AT_COMMIT: std::cell::RefCell<Vec<i32>> = const { std::cell::RefCell::new(Vec::new()) };
+    static CALLBACK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn wake_at_commit(pids: &[i32]) {
+    if pids.is_empty() {
+        return;
+    }
+    if !CALLBACK.with(|c| c.replace(true)) {
+        // SAFETY: a static callback for the rest of the backend's life.
+        unsafe { pg_sys::RegisterXactCallback(Some(at_transaction_end), std::ptr::null_mut()) };
+    }
+    WAKE_AT_COMMIT.with(|w| w.borrow_mut().extend_from_slice(pids));
+}
+
+/// At commit, sets the latches of the workers [wake] found (a task they may now claim exists);
+/// at abort, forgets them. Nothing here can fail: a commit callback must not raise.
+#[pgrx::pg_guard]
+unsafe extern "C-unwind" fn at_transaction_end(
+    event: pg_sys::XactEvent::Type,
+    _arg: *mut std::ffi::c_void,
+) {
+    let commit = match event {
+        pg_sys::XactEvent::XACT_EVENT_COMMIT => true,
+        pg_sys::XactEvent::XACT_EVENT_ABORT => false,
+        _ => return,
+    };
+    let pids = WAKE_AT_COMMIT.with(|w| std::mem::take(&mut *w.borrow_mut()));
+    if !commit {
+        return;
+    }
+    for pid in pids {
+        // SAFETY: BackendPidGetProc returns the live PGPROC of `pid` or null (it takes
+        // ProcArrayLock); setting a latch of a process that exited since is a harmless wake-up
+        // of whichever process owns that PGPROC now.
+        unsafe {
+            let proc = pg_sys::BackendPidGetProc(pid);
+            if !proc.is_null() {
+                pg_sys::SetLatch(&raw mut (*proc).procLatch);
+            }
+        }
     }
 }
 

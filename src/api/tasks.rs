@@ -37,16 +37,16 @@ fn task_run(id: &str) {
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn chumbo_task_worker_main(arg: pg_sys::Datum) {
     let database = pg_sys::Oid::from(arg.value() as u32);
-    BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGHUP | SignalWakeFlags::SIGTERM);
+    // SIGTERM keeps PostgreSQL's default for background workers (end at once, even mid-statement):
+    // a shutdown or DROP DATABASE ... WITH (FORCE) must not wait for a long task. Its run is then
+    // cut short, and the next claim knows it (src/call/task.rs).
+    BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGHUP);
     BackgroundWorker::connect_worker_to_spi_by_oid(Some(database), None);
     if !BackgroundWorker::transaction(may_work) {
         return;
     }
     let mut idle_since = Instant::now();
     loop {
-        if BackgroundWorker::sigterm_received() {
-            return;
-        }
         // A cancel meant for a task that ended already must not cut the next one short.
         // SAFETY: a backend-local interrupt flag, cleared between transactions.
         unsafe { pg_sys::QueryCancelPending = 0 };
@@ -108,7 +108,7 @@ pub fn init() {
 #[pg_guard]
 #[unsafe(no_mangle)]
 pub extern "C-unwind" fn chumbo_task_launcher_main(_arg: pg_sys::Datum) {
-    BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGHUP | SignalWakeFlags::SIGTERM);
+    BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGHUP); // SIGTERM: as for workers
     BackgroundWorker::connect_worker_to_spi(Some("postgres"), None);
     let databases: Vec<u32> = BackgroundWorker::transaction(|| {
         crate::postgres::spi_read::read(

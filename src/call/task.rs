@@ -16,8 +16,8 @@ use crate::call::plan::ToolCall;
 use crate::error::Error;
 use crate::identity::session;
 use crate::postgres::spi_read;
-use pgrx::prelude::*;
 use pgrx::pg_sys;
+use pgrx::prelude::*;
 use pgrx::JsonB;
 use serde_json::{json, Map, Value};
 

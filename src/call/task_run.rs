@@ -30,14 +30,15 @@ pub fn wake(workers: u32) {
     }
     // SAFETY: MyDatabaseId is set for the life of a backend connected to a database.
     let database = unsafe { pg_sys::MyDatabaseId };
-    let running = session::as_owner(|| {
-        spi_read::read(
+    let running =
+        session::as_owner(|| {
+            spi_read::read(
             "select pid from pg_catalog.pg_stat_activity where backend_type = $1 and datid = $2",
             &[WORKER_TYPE.into(), database.into()],
             |t| Ok(t.filter_map(|r| r.get::<i32>(1).ok().flatten()).collect::<Vec<i32>>()),
         )
-    })
-    .unwrap_or_default();
+        })
+        .unwrap_or_default();
     // Idle workers look again when this transaction commits, not at their next poll.
     wake_at_commit(&running);
     if running.len() >= workers as usize {

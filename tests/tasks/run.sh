@@ -8,6 +8,7 @@
 #   - an immediate stop while a task runs: after the restart (no client polling), a tool that is
 #     not safe to run again fails with a clear error, a read-only one runs again and completes;
 #   - an immediate stop just after a task was created: it is never lost, never run twice;
+#   - a fast shutdown does not wait for a running task;
 #   - a burst of 20 tasks from one user: at most task_workers workers at once, another user's call
 #     is answered meanwhile, every task completes.
 # Env: TASKS_PG_PORT (default: a free port).
@@ -138,7 +139,17 @@ case "$outcome" in
   *) printf 'FAIL: a task created just before a crash: %s (expected "completed 1" or "failed 0")\n' "$outcome" >&2; fails=$((fails + 1)) ;;
 esac
 
-# 5. a burst of 20 tasks from Alice: at most task_workers (2) workers, Bob is served meanwhile
+# 5. a fast shutdown does not wait for a long task (its worker ends at once; the run is cut short)
+t=$(create "$ALICE" task_write '{"tag": "shutdown", "seconds": 120}')
+wait_running "$t" || true
+started=$SECONDS
+ctl -m fast stop
+check "a fast shutdown with a task mid-statement took under 10 s" yes "$( ((SECONDS - started < 10)) && echo yes || echo "no ($((SECONDS - started)) s)")"
+start
+wait_status "$t" failed 30 || true
+check "... and that task, not safe to run again, failed after the restart" failed "$(status "$t")"
+
+# 6. a burst of 20 tasks from Alice: at most task_workers (2) workers, Bob is served meanwhile
 ids=()
 for n in $(seq 20); do ids+=("$(create "$ALICE" task_write "{\"tag\": \"burst\", \"seconds\": 0.2}")"); done
 most=0 bob_ok=0

@@ -130,6 +130,7 @@ pub fn call<T>(
         &caller.claims,
         timeout_ms,
         move || {
+            session::label_call(&crate::call::scope::trace_id());
             let returned = crate::trace_context::timed("execute", || {
                 Spi::connect_mut(|client| {
                     let mut table = session::run_kept(

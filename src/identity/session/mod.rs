@@ -219,6 +219,14 @@ fn caught(e: &pgrx::pg_sys::panic::CaughtError) -> CaughtSqlError {
     }
 }
 
+/// Names the running call after its trace (the SQLCommenter idea, as `application_name`: a
+/// comment in the SQL would defeat the kept plans), so `pg_stat_activity` and the server log
+/// (`%a` in `log_line_prefix`) tie a slow statement to its trace. Inside the call's
+/// subtransaction, which puts the session's own name back when it ends.
+pub fn label_call(trace_id: &str) {
+    set_guc("application_name", &format!("chumbo trace_id={trace_id}"));
+}
+
 fn set_guc(name: &str, value: &str) {
     set_config(name, value, pg_sys::GucAction::GUC_ACTION_SAVE);
 }

@@ -1,4 +1,4 @@
--- W3C Trace Context in (issue 30, items 1 and 4): a valid `traceparent`, from the HTTP header or
+-- W3C Trace Context in (issue 30, items 1 and 4; application_name at the end): a valid `traceparent`, from the HTTP header or
 -- from the message's `params._meta` (which wins for that message), makes its trace id the
 -- request's: a failing call's message and its audit row carry it. A malformed one is ignored,
 -- never an error and never echoed: the request starts a trace of its own (32 hex digits, like a
@@ -62,4 +62,15 @@ select r -> 'status' as status
          '{"content-type":"text/plain","traceparent":"00-6bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}'::jsonb,
          'body', 'x')) r;
 select trace_id, outcome from chumbo.audit_events order by id desc limit 1;
+
+-- item 4: while a tool runs, application_name names its trace (pg_stat_activity, %a in the log);
+-- the session's own name is back after the call
+create function mcp.whoami() returns text language sql as $$ select current_setting('application_name') $$;
+grant execute on function mcp.whoami() to anon;
+set application_name = 'regress-session';
+select chumbo.handle(jsonb_build_object('jsonrpc', '2.0', 'id', 3, 'method', 'tools/call', 'params',
+         jsonb_build_object('name', 'whoami', '_meta',
+           jsonb_build_object('traceparent', '00-7bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01'))),
+         '{"role":"anon"}') #>> '{result,content,0,text}' as during_the_call,
+       current_setting('application_name') as after_the_call;
 rollback;

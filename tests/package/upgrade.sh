@@ -102,7 +102,12 @@ dump() {       # DB OUT: pg_dump --schema-only of a clone with every extension m
 do $$
 declare d text;
 begin
-  for d in select pg_describe_object(classid, objid, objsubid) from pg_depend
+  -- (a procedure is described as a "function", which ALTER EXTENSION ... DROP refuses for it)
+  for d in select case when classid = 'pg_proc'::regclass
+                        and (select prokind from pg_proc where oid = objid) = 'p'
+                       then 'procedure ' || objid::regprocedure::text
+                       else pg_describe_object(classid, objid, objsubid) end
+             from pg_depend
             where refclassid = 'pg_extension'::regclass and deptype = 'e'
               and refobjid = (select oid from pg_extension where extname = 'chumbo')
   loop

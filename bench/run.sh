@@ -25,7 +25,8 @@
 # BENCH_EXTRA (0; 1: also tools/list of 10 tools and DDL-then-list points), BENCH_DB_POOL (database
 # connections of each HTTP server, the edge and the reference alike; 8, both servers' default),
 # BENCH_PG_PORT (54380),
-# BENCH_EDGE_PORT (54381), BENCH_REF_PORT (54382), BENCH_OUT (bench/RESULTS.md).
+# BENCH_EDGE_PORT (54381), BENCH_REF_PORT (54382), BENCH_TRACED_EDGE_PORT (54383),
+# BENCH_OTLP_SINK_PORT (54384), BENCH_OUT (bench/RESULTS.md).
 set -euo pipefail
 source "$(dirname "$0")/../scripts/lib.sh"
 cd "$ROOT"
@@ -40,16 +41,20 @@ PERF_WANTED="${BENCH_PERF:-1}"
 PORT="${BENCH_PG_PORT:-54380}"
 EDGE_PORT="${BENCH_EDGE_PORT:-54381}"
 REF_PORT="${BENCH_REF_PORT:-54382}"
+TRACED_PORT="${BENCH_TRACED_EDGE_PORT:-54383}"   # a second edge exporting traces (issue 30)
+SINK_PORT="${BENCH_OTLP_SINK_PORT:-54384}"       # an OTLP/HTTP endpoint that takes and drops them
 PAGE_ROWS="${BENCH_PAGE_ROWS:-50}"
 DB_POOL="${BENCH_DB_POOL:-8}"
 OUT="${BENCH_OUT:-$ROOT/bench/RESULTS.md}"
 PGBENCH="$PG_BIN/pgbench"
-DB10=chumbo_bench            # the example app + bench data, 10 tools
+DB10=chumbo_bench            # the example app + bench data: its 11 tools
 DB1K=chumbo_bench_1k         # the example app, 1,000 tools
 DIR="$BASE/bench"            # cluster (outside the repo, owned by postgres)
 WORK="$STATE/bench"          # raw outputs of this run (git-ignored)
 RESULTS="$WORK/results.jsonl"
 EDGE_ID=bench-edge
+TRACED_ID=bench-edge-traced
+SINK_PID=
 EDGE_URL="http://localhost:$EDGE_PORT/functions/v1/mcp"
 REF_URL="http://127.0.0.1:$REF_PORT/mcp"
 ALICE_SUB=aaaaaaaa-0000-4000-8000-000000000001
@@ -79,7 +84,9 @@ as_pg() { (cd "$DIR" && env -u RUST_BACKTRACE runuser -u postgres -- "$@"); }
 REF_PID=
 cleanup() {
   if [[ -n "$REF_PID" ]]; then kill "$REF_PID" 2>/dev/null || true; fi
+  if [[ -n "$SINK_PID" ]]; then kill "$SINK_PID" 2>/dev/null || true; fi
   CHUMBO_EDGE_ID=$EDGE_ID CHUMBO_PORT=$EDGE_PORT "$ROOT/scripts/edge.sh" stop >/dev/null 2>&1 || true
+  CHUMBO_EDGE_ID=$TRACED_ID CHUMBO_PORT=$TRACED_PORT "$ROOT/scripts/edge.sh" stop >/dev/null 2>&1 || true
   if [[ -f "$DIR/data/PG_VERSION" ]]; then as_pg "$PG_BIN/pg_ctl" -D "$DIR/data" -m fast -w stop >/dev/null 2>&1 || true; fi
 }
 trap cleanup EXIT
@@ -158,7 +165,7 @@ done
 [[ "$ROWS_ONE" == 1 && "$ROWS_PAGE" == "$PAGE_ROWS" ]] || die "bench sanity: list_projects gave $ROWS_ONE and $ROWS_PAGE rows, expected 1 and $PAGE_ROWS"
 PGOPTIONS="-c role=authenticated -c request.jwt.claims=$ALICE_CLAIMS" \
   check "$DB10" "select count(*) from mcp.list_projects('archived') p where p.name like 'Acme%'" "$PAGE_ROWS"
-check "$DB10" "select jsonb_array_length(chumbo.handle('{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}', '$ALICE_CLAIMS')->'result'->'tools')" 10
+check "$DB10" "select jsonb_array_length(chumbo.handle('{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}', '$ALICE_CLAIMS')->'result'->'tools')" 11
 # shellcheck disable=SC2016  # a jq program: $rows_page etc. are jq variables
 record --arg rows_page "$ROWS_PAGE" --arg rows_one "$ROWS_ONE" --arg pages "$PAGES" \
   '{kind:"setup", rows_page:($rows_page|tonumber), rows_one:($rows_one|tonumber), pages:($pages|tonumber)}'
@@ -287,6 +294,18 @@ ISSUER="$(deno run -A scripts/mint-token.ts settings | jq -r '.jwt_issuers[0]')"
 DBURL="postgres://chumbo_edge:$EDGE_PW@127.0.0.1:$PORT/$DB10"
 CHUMBO_EDGE_ID=$EDGE_ID CHUMBO_PORT=$EDGE_PORT CHUMBO_DB_POOL=$DB_POOL EDGE_DATABASE_URL="$DBURL" "$ROOT/scripts/edge.sh" start >/dev/null
 EDGE_PID="$(cat "$STATE/$EDGE_ID.pid")"
+# The same edge exporting every request's spans and the duration histogram over OTLP/HTTP
+# (protobuf) to a sink that answers 200 and drops them: what tracing costs the edge and the
+# database (the spans the database times and returns), apart from a collector's own work. Same
+# public URL, so the same tokens (their audience) are valid on it.
+node -e 'require("http").createServer((q, s) => { q.resume(); q.on("end", () => s.end()); }).listen(+process.argv[1], "127.0.0.1")' \
+  "$SINK_PORT" &
+SINK_PID=$!
+CHUMBO_EDGE_ID=$TRACED_ID CHUMBO_PORT=$TRACED_PORT CHUMBO_DB_POOL=$DB_POOL EDGE_DATABASE_URL="$DBURL" \
+  OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$SINK_PORT" OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf \
+  OTEL_SERVICE_NAME=chumbo-bench "$ROOT/scripts/edge.sh" start >/dev/null
+TRACED_PID="$(cat "$STATE/$TRACED_ID.pid")"
+TRACED_URL="http://127.0.0.1:$TRACED_PORT/functions/v1/mcp"
 DATABASE_URL="$DBURL" JWKS_FILE="$WORK/jwks.json" JWT_ISSUER="$ISSUER" JWT_AUDIENCE="$EDGE_URL" PORT="$REF_PORT" \
   DB_POOL="$DB_POOL" node bench/reference/server.mjs >"$WORK/reference.log" 2>&1 &
 REF_PID=$!
@@ -306,8 +325,9 @@ jq -Rsc --argjson rc "$vrc" '{kind:"verify", rc:$rc, text:.}' "$WORK/verify.txt"
 
 # wrk_run SERVER URL CLIENTS SECONDS OUT: one wrk run, CPU time per process tree over it.
 wrk_run() {
+  local edge="$EDGE_PID"; [[ $1 == chumbo_traced ]] && edge="$TRACED_PID"
   MCP_TOKEN="$ALICE_TOKEN" MCP_BODY="$CALL_PAGE" MCP_EXPECT='"Acme project' MCP_FORBID=Globex \
-    python3 bench/report.py cpu "$5.cpu.json" 0 postgres="$(PM_PID)" edge="$EDGE_PID" reference="$REF_PID" -- \
+    python3 bench/report.py cpu "$5.cpu.json" 0 postgres="$(PM_PID)" edge="$edge" reference="$REF_PID" -- \
     wrk -t "$(( $3 < 2 ? $3 : 2 ))" -c "$3" -d "${4}s" --timeout 30s -s bench/wrk/mcp.lua "$2" >"$5" 2>&1 || true
   grep -q '^RESULT ' "$5" || { cat "$5" >&2; die "wrk $1 c=$3 failed"; }
 }
@@ -315,22 +335,23 @@ wrk_run() {
 # the tool's query alone (pgbench as a login role whose session is already `authenticated` with
 # Alice's claims: one round trip, no JSON, no HTTP).
 RAW_OPTIONS="-c role=authenticated -c request.jwt.claims=$ALICE_CLAIMS"
+server_url() { case "$1" in chumbo) echo "$EDGE_URL" ;; chumbo_traced) echo "$TRACED_URL" ;; *) echo "$REF_URL" ;; esac; }
 for c in $E2E_CLIENTS; do
   secs=$(( (SECS + ROUNDS - 1) / ROUNDS ))
-  for s in chumbo reference; do
-    url="$EDGE_URL"; [[ $s == reference ]] && url="$REF_URL"
+  for s in chumbo chumbo_traced reference; do
+    url="$(server_url "$s")"
     log "wrk $s c=$c warm-up (2 s)"
     wrk_run "$s" "${url/localhost/127.0.0.1}" "$c" 2 "$WORK/wrk-warmup-$s-c$c.txt"
   done
   for r in $(seq "$ROUNDS"); do
-    for s in chumbo reference; do
-      url="$EDGE_URL"; [[ $s == reference ]] && url="$REF_URL"
+    for s in chumbo chumbo_traced reference; do
+      url="$(server_url "$s")"
       log "wrk $s c=$c round $r (${secs}s)"
       wrk_run "$s" "${url/localhost/127.0.0.1}" "$c" "$secs" "$WORK/wrk-$s-c$c-r$r.txt"
     done
     PGB_OPTIONS="$RAW_OPTIONS" pgb_round raw_call_page "$DB10" $P/raw_call_page.sql "$c" "$secs" 0 "$r"
   done
-  for s in chumbo reference; do
+  for s in chumbo chumbo_traced reference; do
     python3 bench/report.py e2e "$WORK/wrk-$s-c$c-r"*.txt |
       jq -c --arg server "$s" --argjson c "$c" '. + {kind:"e2e", server:$server, c:$c}' >>"$RESULTS"
     grep -h '^BADSAMPLE' "$WORK/wrk-$s-c$c-r"*.txt | head -1 |

@@ -109,9 +109,10 @@ function spanName(m: Message): string {
 const named = (m: Message) => (m.method === "tools/call" || m.method === "prompts/get") && m.target || undefined;
 
 /** `error.type` by the conventions: the JSON-RPC code of an error, `tool_error` for a result with
- * isError, and the database's class otherwise (`internal`); none for a success. */
+ * isError, and the database's class otherwise (`internal`); none for a success (an answer, a round
+ * asking for input, a task created). */
 function errorType(outcome: string): string | undefined {
-  if (outcome === "ok" || outcome === "input_required") return undefined;
+  if (outcome === "ok" || outcome === "input_required" || outcome === "task") return undefined;
   return outcome.startsWith("error ") ? outcome.slice("error ".length) : outcome;
 }
 

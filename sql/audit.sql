@@ -30,14 +30,15 @@ comment on function chumbo.prune_audit_events(interval) is
   'Delete audit events older than the retention (default 30 days); schedule it with pg_cron.';
 
 -- Per method and capability, over the last hour of audit rows: calls, errors (every outcome but
--- ok and input_required) and latency percentiles, for operators without an OpenTelemetry
+-- ok, input_required, a task created, and a task's run that completed, asked for input or was
+-- cancelled) and latency percentiles, for operators without an OpenTelemetry
 -- collector. Readable by the extension owner and whoever it grants it to; a view reads with its
 -- owner's rights, so a grant shows these aggregates and never a row, a principal or a trace id.
 create view chumbo.metrics as
 select method,
        capability,
        count(*) as calls,
-       count(*) filter (where outcome not in ('ok', 'input_required')) as errors,
+       count(*) filter (where outcome not in ('ok', 'input_required', 'task', 'task completed', 'task input_required', 'task cancelled')) as errors,
        percentile_cont(0.5) within group (order by duration_ms) as p50_ms,
        percentile_cont(0.95) within group (order by duration_ms) as p95_ms,
        percentile_cont(0.99) within group (order by duration_ms) as p99_ms,

@@ -120,7 +120,7 @@ create view chumbo.metrics as
 select method,
        capability,
        count(*) as calls,
-       count(*) filter (where outcome not in ('ok', 'input_required')) as errors,
+       count(*) filter (where outcome not in ('ok', 'input_required', 'task', 'task completed', 'task input_required', 'task cancelled')) as errors,
        percentile_cont(0.5) within group (order by duration_ms) as p50_ms,
        percentile_cont(0.95) within group (order by duration_ms) as p95_ms,
        percentile_cont(0.99) within group (order by duration_ms) as p99_ms,

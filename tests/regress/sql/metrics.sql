@@ -12,6 +12,11 @@ grant execute on function mcp.works(), mcp.breaks() to authenticated;
 select count(*) from (select regress.tool(:'alice', 'works') from generate_series(1, 3)) c;
 select count(*) from (select regress.tool(:'alice', 'breaks') from generate_series(1, 2)) c;
 select count(*) from (select regress.rpc(:'alice', 'tools/list') from generate_series(1, 4)) c;
+-- tasks: the request that created one, and its runs, are errors only when the run failed
+insert into chumbo.audit_events (trace_id, era, method, capability, principal, outcome, duration_ms, bytes)
+select 't', era, 'tools/call', 'slow', 'p', outcome, 1, 1
+  from (values ('modern', 'task'), ('task', 'task completed'), ('task', 'task input_required'),
+               ('task', 'task cancelled'), ('task', 'task failed'), ('task', 'task tool_error')) v(era, outcome);
 -- an hour-old row is outside the window
 insert into chumbo.audit_events (at, trace_id, era, method, capability, principal, outcome, duration_ms, bytes)
 values (now() - interval '2 hours', 'old', 'legacy', 'tools/call', 'works', 'p', 'ok', 1, 1);

@@ -18,23 +18,13 @@
 set -euo pipefail
 source "$(dirname "$0")/../../scripts/lib.sh"
 
+source "$(dirname "$0")/../preloaded-cluster.sh"
+
 pick_port AUDIT_QUEUE_PG_PORT
-PORT="$AUDIT_QUEUE_PG_PORT"
-DIR="$BASE/audit-queue" DATA="$BASE/audit-queue/data"
 WORK="$(mktemp -d)"
-as_pg() { (cd "$DIR" && env -u RUST_BACKTRACE runuser -u postgres -- "$@"); }
-ctl() { as_pg "$PG_BIN/pg_ctl" -D "$DATA" -l "$DIR/server.log" -w -t 60 "$@" >/dev/null; }
-start() { ctl -o "-c listen_addresses=127.0.0.1 -c port=$PORT -c unix_socket_directories=$DIR -c shared_preload_libraries=chumbo" start; }
-stop_if_running() { if [[ -f "$DATA/postmaster.pid" ]]; then ctl -m immediate stop || true; fi; }
 cleanup() { stop_if_running; rm -rf "$WORK"; }
 trap cleanup EXIT
-
-mkdir -p "$DIR" && chown postgres: "$BASE" "$DIR" && chmod 700 "$DIR"
-stop_if_running
-rm -rf "$DATA"
-as_pg "$PG_BIN/initdb" -D "$DATA" -U postgres --auth=trust --locale=C.UTF-8 >/dev/null
-log "audit-queue cluster on 127.0.0.1:$PORT, shared_preload_libraries = chumbo"
-start
+preloaded_cluster audit-queue "$AUDIT_QUEUE_PG_PORT"
 "$ROOT/scripts/load-db.sh" "$PORT" chumbo_audit_queue app >/dev/null
 
 q() { psql -X -q -At -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PORT" -U postgres -d chumbo_audit_queue "$@"; }

@@ -15,22 +15,12 @@
 set -euo pipefail
 source "$(dirname "$0")/../../scripts/lib.sh"
 
-pick_port TASKS_PG_PORT
-PORT="$TASKS_PG_PORT"
-DIR="$BASE/tasks" DATA="$BASE/tasks/data"
-as_pg() { (cd "$DIR" && env -u RUST_BACKTRACE runuser -u postgres -- "$@"); }
-ctl() { as_pg "$PG_BIN/pg_ctl" -D "$DATA" -l "$DIR/server.log" -w -t 60 "$@" >/dev/null; }
-start() { ctl -o "-c listen_addresses=127.0.0.1 -c port=$PORT -c unix_socket_directories=$DIR -c shared_preload_libraries=chumbo" start; }
-crash() { ctl -m immediate stop; }
-stop_if_running() { if [[ -f "$DATA/postmaster.pid" ]]; then ctl -m immediate stop || true; fi; }
-trap stop_if_running EXIT
+source "$(dirname "$0")/../preloaded-cluster.sh"
 
-mkdir -p "$DIR" && chown postgres: "$BASE" "$DIR" && chmod 700 "$DIR"
-stop_if_running
-rm -rf "$DATA"
-as_pg "$PG_BIN/initdb" -D "$DATA" -U postgres --auth=trust --locale=C.UTF-8 >/dev/null
-log "tasks cluster on 127.0.0.1:$PORT, shared_preload_libraries = chumbo"
-start
+pick_port TASKS_PG_PORT
+crash() { ctl -m immediate stop; }
+trap stop_if_running EXIT
+preloaded_cluster tasks "$TASKS_PG_PORT"
 "$ROOT/scripts/load-db.sh" "$PORT" chumbo_tasks app >/dev/null
 
 q() { psql -X -q -At -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$PORT" -U postgres -d chumbo_tasks "$@"; }

@@ -87,6 +87,7 @@ import {
 } from "./config.ts";
 import { protectedResourceMetadata, refreshJwks } from "./auth.ts";
 import { callHttp, forwardPostgrest, hardStopped, httpRequest, PoolBusy, timeoutAnswer } from "./db.ts";
+import { callRouted, followMonitor, OutcomeUnknown, ROUTING } from "./route.ts";
 import {
   clientAddress,
   cors,
@@ -177,7 +178,11 @@ export async function handler(req: Request, info?: Deno.ServeHandlerInfo): Promi
     if (isListen(body)) await ensureListening(); // before the acknowledgement: no change after it may be missed
     const hintsBefore = hints;
     // Traced, a copy of the request asks for spans: a listen stream's re-checks are not traced.
-    const result = await callHttp(TRACE ? TRACE.traced(request) : request, () => req.signal);
+    const traced = TRACE ? TRACE.traced(request) : request;
+    // On a replicated database (route.ts) the request is routed and retried; else one call.
+    const result = ROUTING
+      ? await callRouted(traced, body, () => req.signal)
+      : await callHttp(traced, () => req.signal);
     TRACE?.exportSpans(result);
     if (result.listen) return listenStream(result, request, hintsBefore, origin);
     return respond(result, origin);
@@ -185,6 +190,13 @@ export async function handler(req: Request, info?: Deno.ServeHandlerInfo): Promi
     if (req.signal.aborted) {
       console.error(`chumbo-edge: the client went away; its SQL call was cancelled (${(e as Error)?.message})`);
       return new Response(null, { status: 499 });
+    }
+    if (e instanceof OutcomeUnknown) {
+      // Only a call that may write and was lost with its connection (or outlived the deadline):
+      // the client decides whether to retry (with an idempotency key, safely).
+      const r = rpcError(503, `Service unavailable: ${e.message}; the call may or may not have run`, -32603);
+      r.headers.set("retry-after", "1");
+      return r;
     }
     if (e instanceof PoolBusy) {
       // Nothing ran: every connection is busy with a call (each bounded by the database).
@@ -197,6 +209,11 @@ export async function handler(req: Request, info?: Deno.ServeHandlerInfo): Promi
     if (hardStopped(e)) return respond(timeoutAnswer(body, trace), origin);
     return rpcError(503, `Service unavailable (trace ${trace})`, -32603);
   }
+}
+
+// Routing (route.ts): follow the pg_auto_failover monitor, when there is one, from the start.
+if (ROUTING && MODE === "direct") {
+  followMonitor().catch((e) => console.error("chumbo-edge: the monitor:", (e as Error).message));
 }
 
 const listen = list(env("CHUMBO_LISTEN"));

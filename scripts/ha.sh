@@ -124,7 +124,7 @@ stop_services() {
   actl stop --pgdata "$DIR/monitor" --fast >/dev/null 2>&1 || true
   while read -r pid node; do
     [[ "$node" == monitor ]] && continue
-    [[ -d "$DIR/$node" ]] && actl stop --pgdata "$DIR/$node" --fast >/dev/null 2>&1 || true
+    if [[ -d "$DIR/$node" ]]; then actl stop --pgdata "$DIR/$node" --fast >/dev/null 2>&1 || true; fi
   done <"$PIDS"
   while read -r pid node; do
     for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -134,7 +134,9 @@ stop_services() {
   for node in node1 node2 monitor; do
     if [[ -f "$DIR/$node/postmaster.pid" ]]; then
       pid="$(head -n 1 "$DIR/$node/postmaster.pid")"
-      [[ "$(ps -o comm= -p "$pid" 2>/dev/null)" == postgres ]] && as_pg "$PG_BIN/pg_ctl" -D "$DIR/$node" -m fast -w stop >/dev/null 2>&1 || true
+      if [[ "$(ps -o comm= -p "$pid" 2>/dev/null)" == postgres ]]; then
+        as_pg "$PG_BIN/pg_ctl" -D "$DIR/$node" -m fast -w stop >/dev/null 2>&1 || true
+      fi
     fi
   done
   rm -f "$PIDS"

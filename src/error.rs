@@ -245,9 +245,7 @@ impl Error {
                 requested,
                 supported,
             } => e.with_data(json!({"supported": supported, "requested": requested})),
-            Error::NeedsPrimary => {
-                e.with_data(json!({ "chumbo": NEEDS_PRIMARY_MARKER }))
-            }
+            Error::NeedsPrimary => e.with_data(json!({ "chumbo": NEEDS_PRIMARY_MARKER })),
             _ => e,
         }
     }

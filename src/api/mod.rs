@@ -371,7 +371,10 @@ fn handle_request(body: Option<JsonbText>, claims: Option<JsonB>) -> Option<Json
     }
     let registry = registry::current();
     if replica::standby_gate(&registry.settings).is_err() {
-        return Some(JsonValue(jsonrpc::error(&id_of(&msg), &Error::NeedsPrimary.rpc())));
+        return Some(JsonValue(jsonrpc::error(
+            &id_of(&msg),
+            &Error::NeedsPrimary.rpc(),
+        )));
     }
     let caller = match caller_from(&registry, claims.map(|c| c.0), None, None) {
         Ok(c) => c,

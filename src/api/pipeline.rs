@@ -259,8 +259,22 @@ pub(super) fn pipeline(
     *principal = Some(caller.principal.digest().to_string());
     let messages = batch(&msg, &era, &registry.settings)?;
     timed("admit", || {
-        let full = || admit(&registry.settings, &caller, &received.req_id, messages.len());
-        replica::admission(&registry, request, &caller, &received.req_id, messages.len(), full)
+        let full = || {
+            admit(
+                &registry.settings,
+                &caller,
+                &received.req_id,
+                messages.len(),
+            )
+        };
+        replica::admission(
+            &registry,
+            request,
+            &caller,
+            &received.req_id,
+            messages.len(),
+            full,
+        )
     })?;
     let dispatched = dispatch(&registry, &caller, &msg, &messages, &era, &received)?;
     Ok(frame(&msg, &era, dispatched, received.resource_metadata))

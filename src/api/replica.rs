@@ -68,16 +68,25 @@ pub(super) fn admission(
             let mut a = answer(200, None);
             a.headers.insert(
                 TICKET_HEADER.into(),
-                json!(tokens::sign(registry.token_secret(), Kind::Admission, &payload)),
+                json!(tokens::sign(
+                    registry.token_secret(),
+                    Kind::Admission,
+                    &payload
+                )),
             );
             Err(a)
         }
         Mode::Admitted(ticket) => {
-            let valid = tokens::open(registry.token_secret(), Kind::Admission, &ticket, TICKET_MAX_LEN)
-                .ok()
-                .filter(|p| !tokens::expired(p))
-                .filter(|p| p["p"] == json!(caller.principal.digest()))
-                .filter(|p| p["b"] == json!(body_digest(request)));
+            let valid = tokens::open(
+                registry.token_secret(),
+                Kind::Admission,
+                &ticket,
+                TICKET_MAX_LEN,
+            )
+            .ok()
+            .filter(|p| !tokens::expired(p))
+            .filter(|p| p["p"] == json!(caller.principal.digest()))
+            .filter(|p| p["b"] == json!(body_digest(request)));
             match valid {
                 Some(_) => Ok(()),
                 None => Err(refusal(req_id, Error::NeedsPrimary, false)),
@@ -116,7 +125,8 @@ pub(super) fn needs_primary_if_refused(
 /// An answer that holds a NeedsPrimary error (one message, or any of a batch) is 421 with the
 /// `chumbo-route` header the edge routes on; the JSON-RPC error stays in the body for anyone else.
 pub(super) fn mark_needs_primary(a: &mut Answer) {
-    let is = |v: &Value| v.pointer("/error/code").and_then(Value::as_i64) == Some(error::NEEDS_PRIMARY);
+    let is =
+        |v: &Value| v.pointer("/error/code").and_then(Value::as_i64) == Some(error::NEEDS_PRIMARY);
     let needs = match &a.body {
         Some(Value::Array(items)) => items.iter().any(is),
         Some(v) => is(v),
@@ -172,7 +182,9 @@ fn http_admit(
     ),
 > {
     let (status, headers, body, ..) = serve(true, || {
-        with_mode(Mode::AdmitOnly, false, || http_parts_request(request, request_body))
+        with_mode(Mode::AdmitOnly, false, || {
+            http_parts_request(request, request_body)
+        })
     });
     let mut h: Map<String, Value> = serde_json::from_str(&headers).unwrap_or_default();
     let ticket = h
@@ -213,7 +225,10 @@ fn http_replica(
             unsafe { pg_sys::XactReadOnly = true };
             let parts: Parts = http_parts_request(request, request_body);
             let rows = standby::take_shipped();
-            (parts, (!rows.is_empty()).then(|| Value::Array(rows).to_string()))
+            (
+                parts,
+                (!rows.is_empty()).then(|| Value::Array(rows).to_string()),
+            )
         })
     });
     let (status, headers, body, events, listen, spans) = parts;
@@ -231,7 +246,9 @@ fn http_audit(ticket: Option<&str>, rows: Option<&str>) -> i32 {
         crate::error::raise(PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE, m, None)
     };
     let payload = ticket
-        .and_then(|t| tokens::open(registry.token_secret(), Kind::Admission, t, TICKET_MAX_LEN).ok())
+        .and_then(|t| {
+            tokens::open(registry.token_secret(), Kind::Admission, t, TICKET_MAX_LEN).ok()
+        })
         .filter(|p| !tokens::expired(p))
         .unwrap_or_else(|| refuse("chumbo.http_audit: the admission ticket is not valid"));
     let rows: Vec<Value> = match rows.map(serde_json::from_str::<Value>) {

@@ -13,7 +13,6 @@ use pgrx::pg_sys;
 use serde_json::Value;
 use std::cell::{Cell, RefCell};
 
-
 thread_local! {
     static REPLICA: Cell<bool> = const { Cell::new(false) };
     static WRITE_REFUSED: Cell<bool> = const { Cell::new(false) };

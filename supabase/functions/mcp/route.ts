@@ -39,7 +39,9 @@ export const ROUTING = Boolean(STANDBY_URL || MONITOR_URL);
 
 /** Where the read pool's connections go: a standby's host and port ({}: CHUMBO_STANDBY_DATABASE_URL
  * as it is), or null while no standby is usable (every request then goes to the primary). */
-let standby: { host?: string; port?: number; target_session_attrs?: string } | null = STANDBY_URL && !MONITOR_URL ? {} : null;
+let standby: { host?: string; port?: number; target_session_attrs?: string } | null = STANDBY_URL && !MONITOR_URL
+  ? {}
+  : null;
 let generation = 0;
 const readPool = ROUTING
   ? new Pool(() => openClient(STANDBY_URL ?? DATABASE_URL, standby ?? {}), Number(env("CHUMBO_DB_READ_POOL") ?? 8))
@@ -181,7 +183,7 @@ const LOST_CODES = new Set([
 ]);
 const codeOf = (e: unknown) => String((e as { code?: unknown })?.code ?? "");
 /** The request never reached a server (it could not connect). */
-const unsent = (e: unknown) => CONNECT_CODES.has(codeOf(e)) || /target_session_attrs|connect/i.test(codeOf(e));
+const unsent = (e: unknown) => CONNECT_CODES.has(codeOf(e));
 /** The connection (or the server's role) went away under it. */
 const lost = (e: unknown) => LOST_CODES.has(codeOf(e)) || e instanceof Deadline;
 

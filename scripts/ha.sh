@@ -36,9 +36,15 @@ actl() { as_pg pg_autoctl "$@"; }
 
 # run_node NAME: `pg_autoctl run` for one data dir in the background, its pid recorded.
 run_node() {
-  local node="$1"
+  local node="$1" pid=""
   as_pg setsid nohup pg_autoctl run --pgdata "$DIR/$node" >>"$DIR/$node.log" 2>&1 </dev/null &
-  echo "$! $node" >>"$PIDS"
+  # The service's own pid (not the runuser wrapper's): the one a drill kills to lose the node.
+  for _ in $(seq 50); do
+    pid="$(pgrep -n -f -x "pg_autoctl run --pgdata $DIR/$node" || true)"
+    [[ -n "$pid" ]] && break
+    sleep 0.1
+  done
+  echo "${pid:-$!} $node" >>"$PIDS"
 }
 
 # configure NODE PORT: chumbo preloaded, small shared_buffers, the edge's pg_hba line, 127.0.0.1.

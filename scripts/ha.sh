@@ -134,7 +134,7 @@ stop_services() {
   done <"$PIDS"
   while read -r pid node; do
     for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    if kill -0 "$pid" 2>/dev/null; then warn "ha: $node service pid $pid did not stop; SIGKILL"; kill -9 "$pid" || true; fi
+    if kill -0 "$pid" 2>/dev/null; then warn "ha: $node service pid $pid did not stop; SIGKILL to its group"; kill -9 -- "-$pid" || true; fi
   done <"$PIDS"
   # a postmaster the service left behind (it was SIGKILLed, say)
   for node in node1 node2 monitor; do

@@ -60,7 +60,7 @@ const killNode = (node) => {
   kill(keeper);
   kill(pm);
 };
-const ONLY = process.argv[4]; // "node-loss": only step 3
+const ONLY = process.argv[4]; // "node-loss": only step 3; "standby-down": only step 1
 const gapAfter = (t, until) => {
   let last = t, gap = 0;
   for (const a of acks.filter((a) => a > t && a <= until)) { gap = Math.max(gap, a - last); last = a; }
@@ -80,7 +80,13 @@ if (ONLY !== "node-loss") {
   console.log(JSON.stringify(out.at(-1)));
   // 2. bring it back (the caller restarts its keeper)
   console.log(`restart ${node} now`);
-  await sleep(40_000);
+  if (ONLY !== "standby-down") await sleep(40_000);
+}
+if (ONLY === "standby-down") {
+  stop = true;
+  await Promise.all(running);
+  console.log(JSON.stringify({ acks: acks.length, slowestRequestMs: slowest, faults: out }));
+  process.exit(0);
 }
 // 3. the primary node lost
 node = nodeOf("primary");

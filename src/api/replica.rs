@@ -36,8 +36,10 @@ thread_local! {
 
 /// The header of an admission ticket in `http_admit`'s answer (never sent to a client).
 const TICKET_HEADER: &str = "chumbo-admission";
-/// How long a ticket stays valid: long enough for the read it admits to start.
-const TICKET_TTL_S: i64 = 60;
+/// How long a ticket stays valid: long enough for the read it admits to start (the edge sends it
+/// at once). A standby cannot record that a ticket was used, so within this time the edge's login
+/// could replay the same request of the same caller unadmitted: kept short.
+const TICKET_TTL_S: i64 = 15;
 const TICKET_MAX_LEN: usize = 1024;
 
 fn body_digest(request: &Value) -> String {

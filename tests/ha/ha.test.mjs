@@ -470,3 +470,105 @@ test("failover drill: planned failover, then SIGKILL of the new primary's postma
   // The same edge process served it all.
   assert.doesNotThrow(() => process.kill(EDGE_PID, 0), "the edge process is alive");
 });
+
+// ---- subscriptions/listen across a failover ----------------------------------------------------
+/** A raw subscriptions/listen stream (MCP 2026-07-28): messages parsed from its SSE frames. */
+async function openListen(token) {
+  const ac = new AbortController();
+  const res = await fetch(URL_, {
+    method: "POST",
+    signal: ac.signal,
+    headers: {
+      authorization: `Bearer ${token}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": "subscriptions/listen",
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: "ha-listen",
+      method: "subscriptions/listen",
+      params: {
+        notifications: { toolsListChanged: true },
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {},
+        },
+      },
+    }),
+  });
+  assert.equal(res.status, 200);
+  const s = { text: "" };
+  const reader = res.body.getReader();
+  const dec = new TextDecoder();
+  s.pump = (async () => {
+    try {
+      for (;;) {
+        const r = await reader.read();
+        if (r.done) break;
+        s.text += dec.decode(r.value, { stream: true });
+      }
+    } catch { /* aborted */ }
+  })();
+  s.messages = () => [...s.text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]));
+  s.listChanged = () => s.messages().filter((m) => /list_changed$/.test(m.method ?? ""));
+  s.until = async (pred, ms) => {
+    const end = Date.now() + ms;
+    while (!pred() && Date.now() < end) await sleep(25);
+    return pred();
+  };
+  s.close = async () => {
+    ac.abort();
+    await s.pump;
+  };
+  assert.ok(await s.until(() => s.messages().length >= 1, 5000), "acknowledgement");
+  return s;
+}
+
+test("subscriptions/listen stays on the primary and still tells of a change made during a failover", async () => {
+  const { primary } = await settled();
+  const s = await openListen(ALICE);
+  try {
+    assert.equal(s.messages()[0].method, "notifications/subscriptions/acknowledged");
+    // the LISTEN connection is on the primary
+    const listening = sql(
+      nodeUrl(primary),
+      "select count(*) from pg_stat_activity where application_name = 'chumbo-edge-listen'",
+    ).rows[0][0];
+    assert.equal(listening, "1");
+    const f = spawnSync(
+      "runuser",
+      [
+        "-u",
+        "postgres",
+        "--",
+        "env",
+        `XDG_CONFIG_HOME=${DIR}/xdg/config`,
+        `XDG_DATA_HOME=${DIR}/xdg/data`,
+        `XDG_RUNTIME_DIR=${DIR}/xdg/run`,
+        `PATH=${PG_BIN}:${process.env.PATH}`,
+        "pg_autoctl",
+        "perform",
+        "failover",
+        "--pgdata",
+        `${DIR}/monitor`,
+        "--wait",
+        "60",
+      ],
+      { encoding: "utf8", cwd: DIR },
+    );
+    assert.equal(f.status, 0, f.stderr);
+    // A capability change on the new primary at once, while the edge's LISTEN may still be reconnecting.
+    const t = await settled();
+    sql(
+      nodeUrl(t.primary),
+      `do $$ begin execute format('comment on function %s is %L', 'mcp.list_projects'::regproc::regprocedure,
+         obj_description('mcp.list_projects'::regproc, 'pg_proc')); end $$`,
+    );
+    assert.ok(await s.until(() => s.listChanged().length >= 1, 20_000), `no list_changed: ${s.text}`);
+    assert.equal(s.listChanged()[0].method, "notifications/tools/list_changed");
+  } finally {
+    await s.close();
+  }
+});

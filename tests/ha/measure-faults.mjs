@@ -14,8 +14,17 @@ async function tool(token, args) {
   try {
     const r = await fetch(URL_, {
       method: "POST",
-      headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "mcp-protocol-version": "2025-11-25" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "preference", arguments: args } }),
+      headers: {
+        authorization: `Bearer ${token}`,
+        "content-type": "application/json",
+        "mcp-protocol-version": "2025-11-25",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "preference", arguments: args },
+      }),
       signal: AbortSignal.timeout(60_000),
     });
     return { status: r.status, body: await r.json().catch(() => null), ms: Date.now() - t };
@@ -41,29 +50,42 @@ async function writer(token, who) {
     }
   }
 }
-const monitor = (q) => spawnSync("psql", ["-X", "-At", process.env.MONITOR_URL, "-c", q], { encoding: "utf8" }).stdout.trim();
+const monitor = (q) =>
+  spawnSync("psql", ["-X", "-At", process.env.MONITOR_URL, "-c", q], { encoding: "utf8" }).stdout.trim();
 const nodeOf = (state) => monitor(`select nodename from pgautofailover.node where reportedstate = '${state}' limit 1`);
 // the keeper service itself (scripts/ha.sh records it; found by its command line as a fallback)
 const keeperPid = (node) =>
   Number(
-    spawnSync("pgrep", ["-n", "-f", "-x", `pg_autoctl run --pgdata ${DIR}/${node}`], { encoding: "utf8" }).stdout.trim() ||
+    spawnSync("pgrep", ["-n", "-f", "-x", `pg_autoctl run --pgdata ${DIR}/${node}`], { encoding: "utf8" }).stdout
+      .trim() ||
       readFileSync(PIDS, "utf8").split("\n").find((l) => l.endsWith(` ${node}`)).split(" ")[0],
   );
 const postmaster = (node) => Number(readFileSync(`${DIR}/${node}/postmaster.pid`, "utf8").split("\n")[0]);
-const kill = (pid) => { try { process.kill(pid, "SIGKILL"); } catch { /* gone */ } };
+const kill = (pid) => {
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch { /* gone */ }
+};
 // the whole node: the keeper's process group (its services and the postgres it started)
 const killNode = (node) => {
   const keeper = keeperPid(node);
   const pgid = Number(spawnSync("ps", ["-o", "pgid=", "-p", String(keeper)], { encoding: "utf8" }).stdout.trim());
   const pm = postmaster(node);
-  if (pgid > 1) try { process.kill(-pgid, "SIGKILL"); } catch { /* gone */ }
+  if (pgid > 1) {
+    try {
+      process.kill(-pgid, "SIGKILL");
+    } catch { /* gone */ }
+  }
   kill(keeper);
   kill(pm);
 };
 const ONLY = process.argv[4]; // "node-loss": only step 3; "standby-down": only step 1
 const gapAfter = (t, until) => {
   let last = t, gap = 0;
-  for (const a of acks.filter((a) => a > t && a <= until)) { gap = Math.max(gap, a - last); last = a; }
+  for (const a of acks.filter((a) => a > t && a <= until)) {
+    gap = Math.max(gap, a - last);
+    last = a;
+  }
   return last === t ? Infinity : gap;
 };
 const running = [writer(process.env.ALICE_TOKEN, "alice"), writer(process.env.BOB_TOKEN, "bob")];
@@ -76,7 +98,10 @@ if (ONLY !== "node-loss") {
   t = Date.now();
   killNode(node);
   await sleep(40_000);
-  out.push({ fault: `standby ${node} down (its keeper's process group SIGKILLed)`, longestWithoutAckMs: gapAfter(t, Date.now()) });
+  out.push({
+    fault: `standby ${node} down (its keeper's process group SIGKILLed)`,
+    longestWithoutAckMs: gapAfter(t, Date.now()),
+  });
   console.log(JSON.stringify(out.at(-1)));
   // 2. bring it back (the caller restarts its keeper)
   console.log(`restart ${node} now`);
@@ -93,7 +118,10 @@ node = nodeOf("primary");
 t = Date.now();
 killNode(node);
 await sleep(75_000);
-out.push({ fault: `primary ${node} lost (its keeper's process group SIGKILLed)`, longestWithoutAckMs: gapAfter(t, Date.now()) });
+out.push({
+  fault: `primary ${node} lost (its keeper's process group SIGKILLed)`,
+  longestWithoutAckMs: gapAfter(t, Date.now()),
+});
 console.log(JSON.stringify(out.at(-1)));
 stop = true;
 await Promise.all(running);

@@ -27,4 +27,6 @@ for (let i = 0; i < N; i++) {
   readMs += r.ms;
   if (!r.text.includes(name)) stale++;
 }
-console.log(JSON.stringify({ n: N, stale, writeMsAvg: +(writeMs / N).toFixed(2), readMsAvg: +(readMs / N).toFixed(2) }));
+console.log(
+  JSON.stringify({ n: N, stale, writeMsAvg: +(writeMs / N).toFixed(2), readMsAvg: +(readMs / N).toFixed(2) }),
+);

@@ -49,6 +49,14 @@
 //                                 answers 503 with Retry-After (default 30000)
 //   CHUMBO_DB_PREPARE             "false" behind a transaction pooler without prepared-statement
 //                                 support (pgbouncer < 1.21); default true
+//   CHUMBO_MONITOR_URL            a replicated database (route.ts, docs/scaling.md): the pg_auto_failover
+//                                 monitor; reads go to the standby it names, writes to the primary
+//   CHUMBO_STANDBY_DATABASE_URL   or a fixed read replica (no monitor); neither: one server, as before
+//   CHUMBO_DB_READ_POOL           read pool size (default 8)
+//   CHUMBO_DB_DEADLINE_MS         no request waits longer for the database (default 35000, routed only)
+//   CHUMBO_DB_RETRY_MS            no retry starts later than this after the request (default 20000)
+//   CHUMBO_MONITOR_POLL_MS        how often the monitor is asked besides its notifications (default 1000)
+//   CHUMBO_DB_CONNECT_TIMEOUT_S   connect timeout of a database connection (default 10)
 //   CHUMBO_LISTEN_DATABASE_URL    connection for the one LISTEN session (default DATABASE_URL); set it to a
 //                                 session-mode port when DATABASE_URL goes through a transaction pooler
 //   CHUMBO_KEEPALIVE_MS           SSE comment keep-alive interval on listen streams (default 15000)
@@ -70,7 +78,7 @@
 // The code, by concern: index.ts (this file: the request pipeline and the server), config.ts (the
 // environment above), http.ts (HTTP framing: Host/Origin, CORS, body, JSON or SSE), auth.ts
 // (protected-resource metadata, the JWKS courier), db.ts (the chumbo.http_parts call, postgrest
-// mode), listen.ts (subscriptions/listen streams), consent.ts (the optional consent page), trace.ts
+// mode), route.ts (reads on a standby, writes on the primary, failover), listen.ts (subscriptions/listen streams), consent.ts (the optional consent page), trace.ts
 // (spans out, with OpenTelemetry on).
 import {
   BODY_TIMEOUT_MS,

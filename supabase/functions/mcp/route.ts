@@ -32,8 +32,13 @@ type Sql = ReturnType<typeof postgres>;
 const STANDBY_URL = env("CHUMBO_STANDBY_DATABASE_URL");
 const MONITOR_URL = env("CHUMBO_MONITOR_URL");
 const DATABASE_URL = env("DATABASE_URL") ?? "";
-/** No request waits longer than this for the database, retries included (then 503). */
-const DEADLINE_MS = Number(env("CHUMBO_DB_DEADLINE_MS") ?? 25_000);
+/** No request waits longer than this for the database, retries included (then 503): the call
+ * timeout (chumbo's call_timeout_ms, 30 s by default, which the database enforces itself) plus a
+ * few seconds, so only a connection the driver stranded ever meets it. */
+const DEADLINE_MS = Number(env("CHUMBO_DB_DEADLINE_MS") ?? 35_000);
+/** No new attempt starts later than this after the request arrived (a primary that does not come
+ * back answers 503 then, not at the deadline). */
+const RETRY_WINDOW_MS = Number(env("CHUMBO_DB_RETRY_MS") ?? 20_000);
 const RETRY_PAUSE_MS = 200;
 export const ROUTING = Boolean(STANDBY_URL || MONITOR_URL);
 
@@ -192,13 +197,16 @@ const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** One request, routed: the standby when it may serve it, the primary otherwise, retried as the
  * rules in the header allow, within DEADLINE_MS. */
 export async function callRouted(request: HttpRequest, body: string, client?: () => AbortSignal): Promise<HttpResult> {
-  const end = Date.now() + DEADLINE_MS;
+  const start = Date.now();
+  const end = start + DEADLINE_MS;
   const s = shape(body);
   const req = withTraceparent(request);
   let viaStandby = s.standbyMay && standby !== null;
   for (let attempt = 0;; attempt++) {
     const left = end - Date.now();
-    if (left <= 0) throw new OutcomeUnknown(`no database answered within ${DEADLINE_MS} ms`);
+    if (left <= 0 || (attempt > 0 && Date.now() - start > RETRY_WINDOW_MS)) {
+      throw new OutcomeUnknown(`no database answered within ${Date.now() - start} ms`);
+    }
     try {
       if (viaStandby && standby !== null) {
         const r = await standbyCall(req, left);

@@ -77,7 +77,20 @@ wait_state() {  # wait_state SECONDS: until the monitor shows one primary and on
   die "ha: no primary + secondary after ${n}s (monitor says: ${out:-nothing}); logs in $DIR/*.log"
 }
 
+# The monitor's extension must be in the PostgreSQL the clusters run: a private copy
+# (CHUMBO_PG_ROOT) made before postgresql-$PG_MAJOR-auto-failover was installed lacks it.
+need_autofailover() {
+  command -v pg_autoctl >/dev/null || die "ha: pg_autoctl not found (scripts/setup.sh installs postgresql-$PG_MAJOR-auto-failover)"
+  [[ -f "$PG_PKGLIBDIR/pgautofailover.so" ]] && return 0
+  local sys_lib="/usr/lib/postgresql/$PG_MAJOR/lib" sys_ext="/usr/share/postgresql/$PG_MAJOR/extension"
+  [[ -f "$sys_lib/pgautofailover.so" ]] || die "ha: pgautofailover.so not found (install postgresql-$PG_MAJOR-auto-failover)"
+  log "ha: copying pg_auto_failover's extension into $PG_PKGLIBDIR"
+  cp "$sys_lib/pgautofailover.so" "$PG_PKGLIBDIR/"
+  cp "$sys_ext"/pgautofailover* "$PG_SHAREDIR/extension/"
+}
+
 start() {
+  need_autofailover
   mkdir -p "$DIR" && chown postgres: "$BASE" "$DIR" && chmod 700 "$DIR"
   if [[ -f "$PIDS" ]] && status >/dev/null 2>&1; then log "ha $NAME already running"; return 0; fi
   stop_services

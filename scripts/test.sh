@@ -14,7 +14,7 @@
 #      tests/regress/concurrency*.sh against the example app (database chumbo_concurrency), then
 #      tests/isolation/run.sh (pg_isolation_regress, own database chumbo_isolation)
 #   5. tests/readme/quickstart.sh, tests/e2e/run.sh, tests/conformance/run.sh, ..., tests/ha/run.sh (its own
-#      pg_auto_failover monitor + primary + standby on free ports, ~12 s bring-up, ~35 s in all);
+#      pg_auto_failover monitor + primary + standby on free ports, ~10 s bring-up, ~35 s in all);
 #      a missing one FAILS (never
 #      "skipped"); they get PGHOST/PGPORT/PGUSER
 #      and TEST_DATABASE_URL (superuser, database postgres) for the test cluster, and can

@@ -8,6 +8,12 @@
 #                                    prints MCP_URL=...; gets CHUMBO_EDGE_DATABASE_URL, CHUMBO_PORT, ...
 #   scripts/dev-auth.sh DATABASE_URL  makes the database trust the dev token key (app profile)
 #   scripts/mint-token.ts USER        prints a dev access token for USER (alice, bob), only that
+#
+# CHUMBO_HA=1: instead of one cluster, a pg_auto_failover monitor, a primary and a hot standby
+# (scripts/ha.sh, ports CHUMBO_HA_PORT..+2, default 54350-54352), the app loaded on the primary,
+# synchronous_commit = remote_apply on the database (read-your-writes on the standby), and the edge
+# routing reads to the standby (CHUMBO_MONITOR_URL); dev.env also has STANDBY_DATABASE_URL and
+# MONITOR_URL. docs/scaling.md.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
@@ -17,12 +23,28 @@ DB=chumbo_dev
 "$ROOT/scripts/setup.sh"
 "$ROOT/scripts/stop.sh"          # before install: never overwrite a .so a running server has loaded
 "$ROOT/scripts/install.sh"
-CHUMBO_CLUSTER=dev "$ROOT/scripts/cluster.sh" start
-"$ROOT/scripts/load-db.sh" "$DEV_PORT" "$DB" "$PROFILE" --edge
-
 export CHUMBO_PROFILE="$PROFILE"
-export DATABASE_URL="postgres://postgres@127.0.0.1:$DEV_PORT/$DB"
-EDGE_DATABASE_URL="postgres://chumbo_edge:$(cat "$STATE/edge-password")@127.0.0.1:$DEV_PORT/$DB"
+HA_ENV=''
+if [[ "${CHUMBO_HA:-}" == 1 ]]; then
+  CHUMBO_CLUSTER=dev "$ROOT/scripts/ha.sh" start
+  primary="$(CHUMBO_CLUSTER=dev "$ROOT/scripts/ha.sh" primary-port)"
+  "$ROOT/scripts/load-db.sh" "$primary" "$DB" "$PROFILE" --edge
+  # Read-your-writes on the standby: a commit returns once the standby has applied it (docs/scaling.md).
+  psql_at "$primary" postgres -c "alter database \"$DB\" set synchronous_commit = 'remote_apply'"
+  hosts="$(CHUMBO_CLUSTER=dev "$ROOT/scripts/ha.sh" hosts)"
+  export DATABASE_URL="postgres://postgres@$hosts/$DB?target_session_attrs=primary"
+  EDGE_DATABASE_URL="postgres://chumbo_edge:$(cat "$STATE/edge-password")@$hosts/$DB?target_session_attrs=primary"
+  STANDBY_DATABASE_URL="postgres://postgres@$hosts/$DB?target_session_attrs=standby"
+  MONITOR_URL="$(CHUMBO_CLUSTER=dev "$ROOT/scripts/ha.sh" monitor-url)"
+  export CHUMBO_MONITOR_URL="$MONITOR_URL"
+  HA_ENV="STANDBY_DATABASE_URL=$STANDBY_DATABASE_URL
+MONITOR_URL=$MONITOR_URL"
+else
+  CHUMBO_CLUSTER=dev "$ROOT/scripts/cluster.sh" start
+  "$ROOT/scripts/load-db.sh" "$DEV_PORT" "$DB" "$PROFILE" --edge
+  export DATABASE_URL="postgres://postgres@127.0.0.1:$DEV_PORT/$DB"
+  EDGE_DATABASE_URL="postgres://chumbo_edge:$(cat "$STATE/edge-password")@127.0.0.1:$DEV_PORT/$DB"
+fi
 export EDGE_DATABASE_URL
 MCP_URL='' ALICE_TOKEN='' BOB_TOKEN=''
 
@@ -37,6 +59,7 @@ EDGE_DATABASE_URL=$EDGE_DATABASE_URL
 MCP_URL=$MCP_URL
 ALICE_TOKEN=$ALICE_TOKEN
 BOB_TOKEN=$BOB_TOKEN
+${HA_ENV}
 ENV
 }
 write_env                        # the edge and the token script may read it

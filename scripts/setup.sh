@@ -17,7 +17,8 @@ APT_PACKAGES=(build-essential pkg-config libssl-dev libclang-dev clang   # cargo
               pgbouncer python3 python3-venv                              # e2e tests
               curl jq                                                     # edge.sh, dev-auth.sh
               shellcheck                                                  # make test's lint stage
-              chromium)                                                   # tests/consent (headless)
+              chromium                                                    # tests/consent (headless)
+              "postgresql-$PG_MAJOR-auto-failover")                       # CHUMBO_HA=1: pg_autoctl, monitor
 
 # 0. Rust comes from rustup, not from apt (Debian 12's rustc is 1.63): checked first, since
 #    nothing below builds without it.

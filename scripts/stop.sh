@@ -17,3 +17,5 @@ if [[ -f "$STATE/edge.pid" ]]; then
 fi
 
 CHUMBO_CLUSTER=dev "$ROOT/scripts/cluster.sh" stop
+# CHUMBO_HA=1 make run's monitor and nodes (scripts/ha.sh), when they were started
+if [[ -f "$STATE/ha-dev.pids" ]]; then CHUMBO_CLUSTER=dev "$ROOT/scripts/ha.sh" stop; fi

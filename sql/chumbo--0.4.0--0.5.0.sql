@@ -239,3 +239,92 @@ end $$;
 revoke all on procedure chumbo.run_tasks(integer) from public;
 comment on procedure chumbo.run_tasks(integer) is
   'Runs up to max_tasks waiting MCP tasks in this session, one transaction per task (the fallback for chumbo''s background workers: schedule it with pg_cron when task_workers is 0).';
+
+-- ============================================================================================
+-- Replication (issue 28, docs/scaling.md): the edge's read path on a replicated database.
+-- chumbo.http_admit (primary), chumbo.http_replica (standby), chumbo.http_audit (primary), and
+-- chumbo.grant_edge granting them (through chumbo._grant_edge_replication, sql/replication.sql).
+-- ============================================================================================
+CREATE  FUNCTION chumbo."http_admit"(
+	"request" TEXT,
+	"request_body" TEXT
+) RETURNS TABLE (
+	"status" INT,
+	"headers" TEXT,
+	"body" TEXT,
+	"ticket" TEXT
+)
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'http_admit_wrapper';
+CREATE  FUNCTION chumbo."http_replica"(
+	"request" TEXT,
+	"request_body" TEXT,
+	"ticket" TEXT
+) RETURNS TABLE (
+	"status" INT,
+	"headers" TEXT,
+	"body" TEXT,
+	"events" TEXT,
+	"listen" TEXT,
+	"spans" TEXT,
+	"audit" TEXT
+)
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'http_replica_wrapper';
+CREATE  FUNCTION chumbo."http_audit"(
+	"ticket" TEXT,
+	"rows" TEXT
+) RETURNS INT
+LANGUAGE c
+AS 'MODULE_PATHNAME', 'http_audit_wrapper';
+revoke execute on function chumbo.http_admit(text, text) from public;
+revoke execute on function chumbo.http_replica(text, text, text) from public;
+revoke execute on function chumbo.http_audit(text, text) from public;
+create function chumbo._grant_edge_replication(edge_role regrole) returns void
+language plpgsql as $$
+begin
+    execute format('grant execute on function chumbo.http_admit(text, text) to %s', edge_role);
+    execute format('grant execute on function chumbo.http_replica(text, text, text) to %s', edge_role);
+    execute format('grant execute on function chumbo.http_audit(text, text) to %s', edge_role);
+end $$;
+revoke all on function chumbo._grant_edge_replication(regrole) from public;
+create or replace function chumbo.grant_edge(edge_role regrole, jwks_courier boolean default false) returns void
+language plpgsql as $$
+declare
+    member text;
+begin
+    execute format('grant usage on schema chumbo to %s', edge_role);
+    execute format('grant execute on function chumbo.http(jsonb) to %s', edge_role);
+    execute format('grant execute on function chumbo.http_parts(text, text) to %s', edge_role);
+    -- the read path on a replicated database (sql/replication.sql)
+    perform chumbo._grant_edge_replication(edge_role);
+    execute format('revoke execute on function chumbo.handle(jsonb, jsonb) from %s', edge_role);
+    if jwks_courier then
+        execute format('grant execute on function chumbo.set_jwks(jsonb) to %s', edge_role);
+    else
+        execute format('revoke execute on function chumbo.set_jwks(jsonb) from %s', edge_role);
+    end if;
+    -- earlier versions made the edge a member of these; it must not be one
+    for member in
+        select r.rolname from pg_auth_members m join pg_roles r on r.oid = m.roleid
+         where m.member = edge_role and r.rolname in ('anon', 'authenticated', 'service_role')
+    loop
+        execute format('revoke %I from %s', member, edge_role);
+        raise notice 'chumbo.grant_edge: revoked membership in % from %', member, edge_role;
+    end loop;
+end $$;
+-- the edge roles already granted chumbo.http_parts get the read path too
+do $$
+declare
+    grantee text;
+begin
+    for grantee in
+        select distinct a.grantee::regrole::text
+          from pg_proc p, aclexplode(p.proacl) a
+         where p.oid = 'chumbo.http_parts(text, text)'::regprocedure and a.privilege_type = 'EXECUTE'
+           and a.grantee <> 0 and a.grantee <> p.proowner
+    loop
+        perform chumbo._grant_edge_replication(grantee::regrole);
+    end loop;
+end $$;
+-- end replication

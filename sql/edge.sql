@@ -41,6 +41,8 @@ begin
     execute format('grant usage on schema chumbo to %s', edge_role);
     execute format('grant execute on function chumbo.http(jsonb) to %s', edge_role);
     execute format('grant execute on function chumbo.http_parts(text, text) to %s', edge_role);
+    -- the read path on a replicated database (sql/replication.sql)
+    perform chumbo._grant_edge_replication(edge_role);
     execute format('revoke execute on function chumbo.handle(jsonb, jsonb) from %s', edge_role);
     if jwks_courier then
         execute format('grant execute on function chumbo.set_jwks(jsonb) to %s', edge_role);

@@ -114,6 +114,13 @@ pub enum Refusal {
 pub const HEADER_MISMATCH: i64 = -32020;
 pub const MISSING_CLIENT_CAPABILITY: i64 = -32021;
 pub const UNSUPPORTED_VERSION: i64 = -32022;
+/// chumbo: this server serves reads only (a hot standby, or the edge's read path) and the call
+/// must write; the edge sends it to the primary (src/postgres/standby.rs, docs/scaling.md).
+pub const NEEDS_PRIMARY: i64 = -32030;
+pub const NEEDS_PRIMARY_MESSAGE: &str =
+    "This call must run on the primary server: this one serves reads only";
+/// In the error's data (`chumbo`) and the answer's `chumbo-route` header.
+pub const NEEDS_PRIMARY_MARKER: &str = "needs-primary";
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum Error {
@@ -185,6 +192,10 @@ pub enum Error {
         requested: String,
         supported: Vec<&'static str>,
     },
+    /// The call must write and this server serves reads only: HTTP 421, data `{"chumbo":
+    /// "needs-primary"}`, so the edge retries it on the primary.
+    #[error("{}", NEEDS_PRIMARY_MESSAGE)]
+    NeedsPrimary,
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -222,6 +233,7 @@ impl Error {
             Error::MissingClientCapability { .. } => MISSING_CLIENT_CAPABILITY,
             Error::UnsupportedVersion { .. } => UNSUPPORTED_VERSION,
             Error::Application { code, .. } => *code,
+            Error::NeedsPrimary => NEEDS_PRIMARY,
         }
     }
 
@@ -238,6 +250,7 @@ impl Error {
                 requested,
                 supported,
             } => e.with_data(json!({"supported": supported, "requested": requested})),
+            Error::NeedsPrimary => e.with_data(json!({ "chumbo": NEEDS_PRIMARY_MARKER })),
             _ => e,
         }
     }
@@ -251,6 +264,7 @@ impl Error {
             Error::Forbidden(_) => 403,
             Error::TooManyRequests(_) => 429,
             Error::BadRequest(_) => 400,
+            Error::NeedsPrimary => 421,
             _ if !self.missing_scopes().is_empty() => 403,
             _ => status_of_code(self.code(), stateless),
         }
@@ -449,6 +463,13 @@ mod tests {
                 200,
                 500,
                 "Internal error (trace id 1)",
+            ),
+            (
+                Error::NeedsPrimary,
+                NEEDS_PRIMARY,
+                421,
+                421,
+                "This call must run on the primary server: this one serves reads only",
             ),
             (
                 Error::HeaderMismatch(s("the Mcp-Method header is required")),

@@ -10,7 +10,7 @@
 //!    (session) and the settings spliced in for a call
 //! 4. values about a caller: tokens (signed tokens of every kind), datum, render, result_json
 //! 5. catalog/: the registry and what it is built from (types, metadata, predicates, URI
-//!    templates, skills)
+//!    templates, skills, MCP Apps)
 //! 6. bookkeeping/: in-flight slots, rate limits and audit (ledger), the audit queue, run handles
 //! 7. call/: one tools/call as a plan and its steps, and the per-request scope and MRTR rounds
 //! 8. protocol/: every MCP method, by family

@@ -107,6 +107,12 @@ extension_sql_file!(
     name = "tasks",
     requires = ["bootstrap", api::tasks::task_claim, api::tasks::task_run]
 );
+// The edge's read path on a replicated database (src/api/replica.rs).
+extension_sql_file!(
+    "../sql/replication.sql",
+    name = "replication",
+    requires = ["bootstrap"]
+);
 extension_sql_file!("../sql/finalize.sql", name = "finalize", finalize);
 
 /// Validates a settings object (used by chumbo.configure before it commits).

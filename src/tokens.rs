@@ -21,6 +21,8 @@ pub enum Kind {
     PageCursor,
     ApprovalToken,
     RunHandle,
+    /// The primary's admission of a request the edge serves on a standby (src/api/replica.rs).
+    Admission,
 }
 
 impl Kind {
@@ -30,6 +32,7 @@ impl Kind {
             Kind::PageCursor => b"page cursor",
             Kind::ApprovalToken => b"approval token",
             Kind::RunHandle => b"run handle",
+            Kind::Admission => b"admission ticket",
         }
     }
 

@@ -22,6 +22,7 @@ use serde_json::{json, Map, Value};
 
 pub mod doctor;
 mod pipeline;
+mod replica;
 pub mod tasks;
 use pipeline::*;
 
@@ -148,7 +149,9 @@ fn process_message(
     crate::bookkeeping::runs::enter(run.as_ref());
     // Anything unexpected (a bug, a catalog hiccup) must still be answered, and must not leave
     // half-done work behind: hence the subtransaction around the whole method.
+    crate::postgres::standby::take_refused_write();
     let outcome = session::in_subtransaction(|| protocol::dispatch(&ctx, &method, &params));
+    let outcome = replica::needs_primary_if_refused(outcome);
     let events = scope.take_events();
     let trace = crate::call::scope::trace_id();
     drop(scope);
@@ -369,6 +372,12 @@ fn handle_request(body: Option<JsonbText>, claims: Option<JsonB>) -> Option<Json
         return Some(JsonValue(jsonrpc::error(&Value::Null, &e.rpc())));
     }
     let registry = registry::current();
+    if replica::standby_gate(&registry.settings).is_err() {
+        return Some(JsonValue(jsonrpc::error(
+            &id_of(&msg),
+            &Error::NeedsPrimary.rpc(),
+        )));
+    }
     let caller = match caller_from(&registry, claims.map(|c| c.0), None, None) {
         Ok(c) => c,
         Err(m) => {

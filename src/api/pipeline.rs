@@ -171,7 +171,10 @@ pub fn process_http(request: &Value, verified_claims: Option<Value>) -> Answer {
     let a = answer_http(request, verified_claims, &mut principal);
     // process_message audits every request it handles: audit here what was refused before it.
     let dispatched = DISPATCHED.with(|d| d.replace(false));
-    if !dispatched && a.status >= 400 && registry::current().settings.audit {
+    let mut a = a;
+    replica::mark_needs_primary(&mut a);
+    // 421: the request goes to the primary, which audits it (src/api/replica.rs).
+    if !dispatched && a.status >= 400 && a.status != 421 && registry::current().settings.audit {
         let principal = principal.unwrap_or_else(|| "unauthenticated".to_string());
         timed("audit", || {
             ledger::audit(
@@ -232,6 +235,7 @@ pub(super) fn pipeline(
     principal: &mut Option<String>,
 ) -> Result<Answer, Answer> {
     let registry = timed("registry", registry::current);
+    replica::standby_gate(&registry.settings)?;
     let empty = Map::new();
     let mut received = receive(request, &registry.settings, &empty)?;
     let (claims, api_key) = match verified_claims {
@@ -255,11 +259,21 @@ pub(super) fn pipeline(
     *principal = Some(caller.principal.digest().to_string());
     let messages = batch(&msg, &era, &registry.settings)?;
     timed("admit", || {
-        admit(
-            &registry.settings,
+        let full = || {
+            admit(
+                &registry.settings,
+                &caller,
+                &received.req_id,
+                messages.len(),
+            )
+        };
+        replica::admission(
+            &registry,
+            request,
             &caller,
             &received.req_id,
             messages.len(),
+            full,
         )
     })?;
     let dispatched = dispatch(&registry, &caller, &msg, &messages, &era, &received)?;

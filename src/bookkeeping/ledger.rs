@@ -86,6 +86,17 @@ const AUDIT_TYPES: [pg_sys::Oid; 10] = [
 /// so the commit may be relaxed.
 pub fn audit(last: bool, event: Event) {
     let bytes = i32::try_from(event.bytes).unwrap_or(i32::MAX);
+    // The edge's read path (src/api/replica.rs): the row goes back to the edge, which writes it
+    // on the primary in the transaction that admitted the request.
+    if crate::postgres::standby::replica() {
+        crate::postgres::standby::ship(serde_json::json!({
+            "trace_id": event.trace_id, "era": event.era, "method": event.method,
+            "capability": event.capability, "principal": event.principal,
+            "outcome": event.outcome, "duration_ms": event.duration_ms, "bytes": bytes,
+            "detail": event.detail, "run_id": event.run_id,
+        }));
+        return;
+    }
     if last && event.detail.is_none() {
         let row = audit_queue::Row {
             texts: [

@@ -80,6 +80,7 @@ pub fn run(
     place: Place,
 ) -> Ran {
     let steps = || -> Result<Value, Stop> {
+        needs_no_write(cap, plan, &place)?;
         let responses = match place {
             Place::Worker(given) => {
                 timed("policy", || may_execute(registry, caller, cap, plan))?;
@@ -135,6 +136,24 @@ pub fn run(
 /// An `isError` tools/call result: what the model is told when its call did not work.
 pub fn tool_error(text: String) -> Value {
     json!({"content": [{"type": "text", "text": text}], "isError": true})
+}
+
+/// Before the steps, on a server that serves reads only (a hot standby, or the edge's read path;
+/// src/postgres/standby.rs): a call that would write is sent to the primary before anything of it
+/// runs. A VOLATILE function may write; the tool's own rate limit, an input round's requestState
+/// (its nonce) and an idempotency key write chumbo's books; a call that may become a task writes
+/// the task (src/call/task.rs). Anything else that writes is refused by
+/// PostgreSQL and answered the same way (api/mod.rs process_message).
+fn needs_no_write(cap: &Capability, plan: &ToolCall, place: &Place) -> Result<(), Stop> {
+    let writes = !cap.read_only
+        || matches!(place, Place::Task | Place::RequestThenTask)
+        || cap.meta.rate_limit.is_some()
+        || plan.input.request_state.is_some()
+        || plan.idempotency_key.is_some();
+    if writes && crate::postgres::standby::serving_read_only() {
+        return Err(Stop::Reply(Err(Error::NeedsPrimary)));
+    }
+    Ok(())
 }
 
 /// Step 1: The tool's own rate limit (`@mcp {"rate_limit": …}`), per principal.

@@ -20,6 +20,11 @@ pub fn handle(ctx: &Context, method: &str, params: &Map<String, Value>) -> Metho
     if !task::opted_in(client_capabilities(ctx)) {
         return Err(task::missing_extension());
     }
+    // Tasks live, run and change on the primary: a standby (or the edge's read path) sends every
+    // task request there, so a client never reads a task behind its last change.
+    if crate::postgres::standby::serving_read_only() {
+        return Err(Error::NeedsPrimary);
+    }
     let id = params
         .get("taskId")
         .and_then(Value::as_str)

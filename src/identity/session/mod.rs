@@ -209,8 +209,11 @@ fn caught(e: &pgrx::pg_sys::panic::CaughtError) -> CaughtSqlError {
                     Some("exec_stmt_raise" | "exec_stmt_assert")
                 );
             let ours = crate::error::raised_by_chumbo(&message);
+            let sqlstate = sqlstate_of(r.sql_error_code());
+            // A write refused on a standby (or the edge's read path): the call needs the primary.
+            crate::postgres::standby::note_error(&sqlstate, &message);
             CaughtSqlError {
-                sqlstate: sqlstate_of(r.sql_error_code()),
+                sqlstate,
                 authored: plpgsql || ours,
                 hint: r.hint().map(String::from),
                 message,

@@ -21,8 +21,10 @@ export class PoolBusy extends Error {}
  * just closed (a hard-stopped call, src/postgres/deadline.rs): the edge hung, a request at a time, until
  * its pool was gone. Here a client whose connection died is ended and replaced by a new one, and
  * callers wait in the edge's own queue, for a bounded time. */
-class Pool {
+export class Pool {
   #all = new Set<Sql>();
+  /** Clients opened before the last evict(): replaced when given back (route.ts, a failover). */
+  #stale = new WeakSet<Sql>();
   #idle: Sql[] = [];
   #waiting: ((client: Sql) => void)[] = [];
 
@@ -54,9 +56,17 @@ class Pool {
     });
   }
 
+  /** Ends every idle connection and marks the busy ones to be replaced when given back: after a
+   * failover, none of them may be used again (they may point at a server that changed role). */
+  evict() {
+    for (const c of this.#all) this.#stale.add(c);
+    const idle = this.#idle.splice(0);
+    for (const c of idle) this.giveBack(c, false);
+  }
+
   /** A client back from its call; `alive` false when its connection died, so it is replaced. */
   giveBack(client: Sql, alive: boolean) {
-    if (!alive) {
+    if (!alive || this.#stale.has(client)) {
       this.#all.delete(client);
       client.end({ timeout: 0 }).catch(() => {});
       client = this.#add();
@@ -71,16 +81,27 @@ class Pool {
   }
 }
 
-const pool = MODE === "direct"
-  ? new Pool(() =>
-    postgres(env("DATABASE_URL") ?? "", {
-      max: 1,
-      prepare: env("CHUMBO_DB_PREPARE") !== "false",
-      idle_timeout: 60,
-      connect_timeout: 10,
-      connection: { application_name: "chumbo-edge" },
-    }), Number(env("CHUMBO_DB_POOL") ?? 8))
+/** One connection's client for `url`; `where` (route.ts) overrides its host and port. */
+export const openClient = (url: string, where: Record<string, unknown> = {}) =>
+  postgres(url, {
+    max: 1,
+    prepare: env("CHUMBO_DB_PREPARE") !== "false",
+    idle_timeout: 60,
+    connect_timeout: Number(env("CHUMBO_DB_CONNECT_TIMEOUT_S") ?? 10),
+    connection: { application_name: "chumbo-edge" },
+    ...where,
+  });
+
+/** Where new primary connections go (route.ts sets it from the monitor); empty: DATABASE_URL's hosts. */
+let target: Record<string, unknown> = {};
+const primaryTarget = () => target;
+/** The pool on DATABASE_URL: the primary (route.ts may re-aim it at the primary the monitor names). */
+export const pool = MODE === "direct"
+  ? new Pool(() => openClient(env("DATABASE_URL") ?? "", primaryTarget()), Number(env("CHUMBO_DB_POOL") ?? 8))
   : null;
+export function aimPrimary(where: Record<string, unknown>) {
+  target = where;
+}
 
 /** Runs `work` on a connection of its own (direct mode only). A connection that died under it
  * (any error other than a PostgreSQL ERROR: a FATAL, a closed socket) is replaced. */
@@ -98,7 +119,7 @@ export async function withConnection<T>(work: (db: Sql) => Promise<T>): Promise<
 }
 
 /** Whether a connection is still usable after `e`: only a PostgreSQL ERROR leaves it open. */
-const survives = (e: unknown) =>
+export const survives = (e: unknown) =>
   e instanceof postgres.PostgresError && e.severity !== "FATAL" && e.severity !== "PANIC";
 
 /** Edge shutdown. */
@@ -165,7 +186,11 @@ const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * it would cancel that one. So the connection runs this call alone (its own client from the pool), a
  * cancel goes out only before the answer arrived (a backend that is idle by then ignores it), and the
  * connection goes back to the pool only once the cancel request was delivered. */
-export async function callHttp(request: HttpRequest, client?: () => AbortSignal): Promise<HttpResult> {
+export async function callHttp(
+  request: HttpRequest,
+  client?: () => AbortSignal,
+  deadlineMs?: number,
+): Promise<HttpResult> {
   // The body goes as its own text parameter and comes back as text: neither is escaped into a
   // JSON string, nor parsed into jsonb and printed again on the way.
   const { body, ...rest } = request;
@@ -194,6 +219,12 @@ export async function callHttp(request: HttpRequest, client?: () => AbortSignal)
     else signal.addEventListener("abort", cancel, { once: true });
   }, WATCH_MS);
   let alive = true;
+  // The routed edge's deadline (route.ts): a call still unanswered then is cancelled and its
+  // connection ended, so a connection stranded by the driver can never hold the request.
+  const hard = deadlineMs === undefined ? undefined : setTimeout(() => {
+    cancel();
+    db.end({ timeout: 0 }).catch(() => {});
+  }, deadlineMs);
   try {
     const [[status, headers, body, events, listen, spans]] = await query;
     answered = true;
@@ -215,6 +246,7 @@ export async function callHttp(request: HttpRequest, client?: () => AbortSignal)
     throw e;
   } finally {
     clearTimeout(watch);
+    clearTimeout(hard);
     signal?.removeEventListener("abort", cancel);
     // Bounded: a cancel connection that never closes must not hold the pool connection forever.
     // A cancel not known to be delivered may still arrive, during the next call on this

@@ -49,6 +49,14 @@
 //                                 answers 503 with Retry-After (default 30000)
 //   CHUMBO_DB_PREPARE             "false" behind a transaction pooler without prepared-statement
 //                                 support (pgbouncer < 1.21); default true
+//   CHUMBO_MONITOR_URL            a replicated database (route.ts, docs/scaling.md): the pg_auto_failover
+//                                 monitor; reads go to the standby it names, writes to the primary
+//   CHUMBO_STANDBY_DATABASE_URL   or a fixed read replica (no monitor); neither: one server, as before
+//   CHUMBO_DB_READ_POOL           read pool size (default 8)
+//   CHUMBO_DB_DEADLINE_MS         no request waits longer for the database (default 35000, routed only)
+//   CHUMBO_DB_RETRY_MS            no retry starts later than this after the request (default 20000)
+//   CHUMBO_MONITOR_POLL_MS        how often the monitor is asked besides its notifications (default 1000)
+//   CHUMBO_DB_CONNECT_TIMEOUT_S   connect timeout of a database connection (default 10)
 //   CHUMBO_LISTEN_DATABASE_URL    connection for the one LISTEN session (default DATABASE_URL); set it to a
 //                                 session-mode port when DATABASE_URL goes through a transaction pooler
 //   CHUMBO_KEEPALIVE_MS           SSE comment keep-alive interval on listen streams (default 15000)
@@ -70,7 +78,7 @@
 // The code, by concern: index.ts (this file: the request pipeline and the server), config.ts (the
 // environment above), http.ts (HTTP framing: Host/Origin, CORS, body, JSON or SSE), auth.ts
 // (protected-resource metadata, the JWKS courier), db.ts (the chumbo.http_parts call, postgrest
-// mode), listen.ts (subscriptions/listen streams), consent.ts (the optional consent page), trace.ts
+// mode), route.ts (reads on a standby, writes on the primary, failover), listen.ts (subscriptions/listen streams), consent.ts (the optional consent page), trace.ts
 // (spans out, with OpenTelemetry on).
 import {
   BODY_TIMEOUT_MS,
@@ -87,6 +95,7 @@ import {
 } from "./config.ts";
 import { protectedResourceMetadata, refreshJwks } from "./auth.ts";
 import { callHttp, forwardPostgrest, hardStopped, httpRequest, PoolBusy, timeoutAnswer } from "./db.ts";
+import { callRouted, followMonitor, OutcomeUnknown, ROUTING } from "./route.ts";
 import {
   clientAddress,
   cors,
@@ -177,7 +186,11 @@ export async function handler(req: Request, info?: Deno.ServeHandlerInfo): Promi
     if (isListen(body)) await ensureListening(); // before the acknowledgement: no change after it may be missed
     const hintsBefore = hints;
     // Traced, a copy of the request asks for spans: a listen stream's re-checks are not traced.
-    const result = await callHttp(TRACE ? TRACE.traced(request) : request, () => req.signal);
+    const traced = TRACE ? TRACE.traced(request) : request;
+    // On a replicated database (route.ts) the request is routed and retried; else one call.
+    const result = ROUTING
+      ? await callRouted(traced, body, () => req.signal)
+      : await callHttp(traced, () => req.signal);
     TRACE?.exportSpans(result);
     if (result.listen) return listenStream(result, request, hintsBefore, origin);
     return respond(result, origin);
@@ -185,6 +198,13 @@ export async function handler(req: Request, info?: Deno.ServeHandlerInfo): Promi
     if (req.signal.aborted) {
       console.error(`chumbo-edge: the client went away; its SQL call was cancelled (${(e as Error)?.message})`);
       return new Response(null, { status: 499 });
+    }
+    if (e instanceof OutcomeUnknown) {
+      // Only a call that may write and was lost with its connection (or outlived the deadline):
+      // the client decides whether to retry (with an idempotency key, safely).
+      const r = rpcError(503, `Service unavailable: ${e.message}; the call may or may not have run`, -32603);
+      r.headers.set("retry-after", "1");
+      return r;
     }
     if (e instanceof PoolBusy) {
       // Nothing ran: every connection is busy with a call (each bounded by the database).
@@ -197,6 +217,11 @@ export async function handler(req: Request, info?: Deno.ServeHandlerInfo): Promi
     if (hardStopped(e)) return respond(timeoutAnswer(body, trace), origin);
     return rpcError(503, `Service unavailable (trace ${trace})`, -32603);
   }
+}
+
+// Routing (route.ts): follow the pg_auto_failover monitor, when there is one, from the start.
+if (ROUTING && MODE === "direct") {
+  followMonitor().catch((e) => console.error("chumbo-edge: the monitor:", (e as Error).message));
 }
 
 const listen = list(env("CHUMBO_LISTEN"));

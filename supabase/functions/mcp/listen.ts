@@ -33,6 +33,7 @@ let lastRound = 0;
 const RECHECK_SPACING_MS = 1000;
 export let hints = 0; // NOTIFYs seen so far: a stream whose acknowledgement raced one is re-checked at once
 let listenSql: ReturnType<typeof postgres> | undefined;
+let listens = 0; // times the LISTEN was (re)established
 
 /** One LISTEN connection for all streams, outside the pool (postgres.js reconnects and re-listens
  * on its own). */
@@ -60,6 +61,13 @@ export function ensureListening(): Promise<unknown> {
           })();
         }
       }, Math.max(25, lastRound + RECHECK_SPACING_MS - Date.now()));
+    }, () => {
+      // (Re)listening. After a reconnect (the server restarted, a failover: DATABASE_URL with
+      // target_session_attrs=primary finds the new primary) a NOTIFY may have been missed while no
+      // one listened: every stream is re-checked, and its version tells whether anything changed.
+      if (listens++ === 0) return;
+      hints++;
+      for (const s of subscribers) void recheck(s);
     }),
     listener.listen("chumbo_tasks", (taskId) => {
       // A task changed (or someone says so: any role may NOTIFY): each stream watching that id

@@ -1,5 +1,6 @@
 -- Issue 9 (3): the edge's login role is not a universal key. chumbo.grant_edge gives exactly
--- usage on schema chumbo and EXECUTE on chumbo.http and http_parts (plus chumbo.set_jwks only with
+-- usage on schema chumbo and EXECUTE on chumbo.http and http_parts, and on the replicated read path
+-- (http_admit, http_replica, http_audit; docs/scaling.md) (plus chumbo.set_jwks only with
 -- jwks_courier => true); no chumbo.handle, no table, no membership in anon/authenticated (an
 -- older grant is taken back). The full privilege list is compared, so any new grant shows here.
 begin;

@@ -120,23 +120,26 @@ test("at least 90% of a read-only load through the edge is served by the standby
   const { primary, standby } = await settled();
   resetCounts(primary, standby);
   const N = 200;
-  const kinds = [
-    () => call(ALICE, { id: 1, method: "ping" }),
-    () => call(BOB, { id: 2, method: "tools/list" }),
-    () => tool(ALICE, "list_projects", {}),
-    () =>
-      call(BOB, {
-        id: 3,
-        method: "resources/read",
-        params: { uri: "app://projects/b1000000-0000-4000-8000-000000000001" },
-      }),
-  ];
+  // 4 workers per user: max_in_flight (default 4 per caller) would refuse a fifth call at once
+  const kinds = {
+    alice: [() => call(ALICE, { id: 1, method: "ping" }), () => tool(ALICE, "list_projects", {})],
+    bob: [
+      () => call(BOB, { id: 2, method: "tools/list" }),
+      () =>
+        call(BOB, {
+          id: 3,
+          method: "resources/read",
+          params: { uri: "app://projects/b1000000-0000-4000-8000-000000000001" },
+        }),
+    ],
+  };
   let next = 0;
   const statuses = [];
-  await Promise.all(Array.from({ length: 8 }, async () => {
+  await Promise.all(Array.from({ length: 8 }, async (_, w) => {
+    const mine = kinds[w % 2 ? "bob" : "alice"];
     while (next < N) {
       const i = next++;
-      const r = await kinds[i % kinds.length]();
+      const r = await mine[i % 2]();
       statuses.push(r.body?.error ? `error ${r.body.error.code}` : r.status);
     }
   }));
@@ -299,6 +302,42 @@ test("a request rate limit holds exactly across both servers", async () => {
     assert.deepEqual(counts, { 200: LIMIT, 429: 20 - LIMIT }, JSON.stringify(counts));
   } finally {
     sql(nodeUrl(primary), `select chumbo.configure('{"rate_limit_per_minute": null}')`);
+  }
+});
+
+test("the in-flight slot is held on the primary for the whole read on the standby", async () => {
+  const { primary, standby } = await settled();
+  sql(
+    nodeUrl(primary),
+    `create or replace function mcp.nap_stable(ms int) returns text language sql stable
+       as $$ select pg_sleep(ms / 1000.0)::text || 'napped' $$;
+     revoke execute on function mcp.nap_stable(int) from public, anon;
+     grant execute on function mcp.nap_stable(int) to authenticated;
+     select chumbo.configure('{"max_in_flight": 2}');`,
+  );
+  try {
+    // the function is on the standby (remote_apply) and the caller sees it there
+    const until = Date.now() + 10_000;
+    for (;;) {
+      const probe = await tool(CAROL, "nap_stable", { ms: 1 });
+      if (probe.text.includes("napped")) break;
+      assert.ok(Date.now() < until, `nap_stable never became callable: ${probe.status} ${probe.text.slice(0, 300)}`);
+      await sleep(200);
+    }
+    resetCounts(standby);
+    // 6 at once, each reading for 1.5 s on the standby: only 2 may be in flight, on all servers
+    const results = await Promise.all(Array.from({ length: 6 }, () => tool(CAROL, "nap_stable", { ms: 1500 })));
+    const counts = {};
+    for (const r of results) counts[r.status] = (counts[r.status] ?? 0) + 1;
+    const seen = JSON.stringify(results.map((r) => r.text.slice(0, 160)));
+    assert.deepEqual(counts, { 200: 2, 429: 4 }, seen);
+    for (const r of results.filter((r) => r.status === 200)) {
+      assert.match(r.text, /napped/, seen);
+      assert.ok(r.ms >= 1400, `a read that held its slot took ${r.ms} ms`);
+    }
+    assert.equal(callsOf(standby, "http_replica"), 2, "the two admitted reads ran on the standby");
+  } finally {
+    sql(nodeUrl(primary), `select chumbo.configure('{"max_in_flight": 4}'); drop function mcp.nap_stable(int);`);
   }
 });
 

@@ -245,9 +245,23 @@ thread_local! {
 /// Free heap bytes a rebuild must leave before they are given back to the kernel.
 const TRIM_ABOVE: usize = 4 << 20;
 
+/// What tells, cheaply, that no change can have committed since the registry was confirmed: the
+/// schema_version sequence on a primary. Not on a hot standby: there the sequence's replicated
+/// value runs up to 32 numbers ahead of the changes (nextval logs values in advance), so it stays
+/// put while changes arrive; the replay position moves with every one of them (docs/scaling.md).
+fn change_stamp() -> i64 {
+    if crate::postgres::standby::in_recovery() {
+        // SAFETY: reads the startup process's shared replay position; a null TLI pointer is allowed.
+        let lsn = unsafe { pg_sys::GetXLogReplayRecPtr(std::ptr::null_mut()) };
+        // as i64: an LSN is far below 2^63; offset so it never equals a sequence value read later
+        return i64::MIN / 2 + (lsn as i64);
+    }
+    sequence_value()
+}
+
 /// The registry for the current schema version, rebuilt when DDL/COMMENT/GRANT/settings moved it.
 pub fn current() -> Rc<Registry> {
-    let seq = sequence_value();
+    let seq = change_stamp();
     // SAFETY: GetTopTransactionIdIfAny only reads the current transaction state (no pointers).
     let xid = unsafe { pg_sys::GetTopTransactionIdIfAny() };
     let cached = CACHE.with(|c| {
@@ -269,7 +283,8 @@ pub fn current() -> Rc<Registry> {
     // Read before the catalog: the registry is then at least as new as its label.
     let committed = committed_version();
     // A number above `seq` committed since it was read: others between may still be open.
-    let settled = settled_to_seq && committed <= seq;
+    // On a hot standby nothing is half-done: replay makes each change visible at its commit.
+    let settled = crate::postgres::standby::in_recovery() || (settled_to_seq && committed <= seq);
     let registry = match cached.filter(|r| r.version == committed && (r.settled || !settled)) {
         Some(r) => r,
         None => {

@@ -7,6 +7,7 @@ pub mod alloc;
 pub mod metadata;
 pub mod predicates;
 pub mod registry;
+pub mod apps;
 pub mod skills;
 pub mod skills_archive;
 pub mod types;

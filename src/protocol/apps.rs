@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 pub const EXTENSION_ID: &str = "io.modelcontextprotocol/ui";
 
 /// The URIs of the apps linked to a tool this caller may see.
-fn linked(ctx: &Context) -> BTreeSet<&str> {
+fn linked<'r>(ctx: &'r Context) -> BTreeSet<&'r str> {
     visible(ctx, |c| c.kind == Kind::Tool && c.meta.app_uri().is_some())
         .filter_map(|c| c.meta.app_uri())
         .collect()

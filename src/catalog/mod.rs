@@ -4,10 +4,10 @@
 //! accounting of the registry's cache ([alloc]).
 
 pub mod alloc;
+pub mod apps;
 pub mod metadata;
 pub mod predicates;
 pub mod registry;
-pub mod apps;
 pub mod skills;
 pub mod skills_archive;
 pub mod types;

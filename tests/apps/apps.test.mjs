@@ -120,7 +120,10 @@ test("the view renders under AppBridge, writes exactly one row, Alice's, through
   await frame.waitForFunction(() => document.getElementById("notes").textContent.includes("Buy anvil polish"));
   assert.deepEqual(forwarded, ["add_note", "list_notes"]);
   assert.equal(Number(sql("select count(*) from public.notes")), before + 1, "exactly one row written");
-  assert.equal(sql("select owner || ' ' || body from public.notes order by id desc limit 1"), `${ALICE} Buy anvil polish`);
+  assert.equal(
+    sql("select owner || ' ' || body from public.notes order by id desc limit 1"),
+    `${ALICE} Buy anvil polish`,
+  );
   await page.screenshot({ path: `${OUT}/apps-view.png` });
   console.log(`screenshot: ${OUT}/apps-view.png`);
 });
@@ -132,10 +135,15 @@ test("a view cannot call a tool without app visibility; its CSP allows no networ
   const answer = await frame.evaluate(() =>
     new Promise((resolve) => {
       const id = 4242;
-      window.addEventListener("message", (e) => {
+      globalThis.addEventListener("message", (e) => {
         if (e.data?.id === id) resolve(e.data);
       });
-      window.parent.postMessage({ jsonrpc: "2.0", id, method: "tools/call", params: { name: "clear_notes", arguments: {} } }, "*");
+      globalThis.parent.postMessage({
+        jsonrpc: "2.0",
+        id,
+        method: "tools/call",
+        params: { name: "clear_notes", arguments: {} },
+      }, "*");
     })
   );
   assert.ok(answer.error, JSON.stringify(answer));
@@ -144,7 +152,10 @@ test("a view cannot call a tool without app visibility; its CSP allows no networ
   assert.equal(sql("select count(*) from public.notes"), rows, "nothing was deleted");
   const csp = await page.evaluate(() => globalThis.hostCsp);
   assert.match(csp, /connect-src 'none'/);
-  const fetched = await frame.evaluate((url) => fetch(url).then(() => "fetched", (e) => `refused: ${e.message}`), APPS_MCP_URL);
+  const fetched = await frame.evaluate(
+    (url) => fetch(url).then(() => "fetched", (e) => `refused: ${e.message}`),
+    APPS_MCP_URL,
+  );
   assert.match(fetched, /^refused/);
 });
 

@@ -6,7 +6,7 @@
 
 use crate::identity::session;
 use pgrx::prelude::*;
-use pgrx::JsonB;
+use pgrx::{pg_sys, JsonB};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
@@ -88,9 +88,16 @@ pub enum Unavailable {
     TooLarge(usize),
 }
 
+/// Who a render function runs as: the caller's role and claims, and the call's time bound.
+pub struct Caller<'a> {
+    pub role: pg_sys::Oid,
+    pub claims: &'a Value,
+    pub budget_ms: u64,
+}
+
 /// The view's HTML: the stored document (read as the owner), or what its render function
 /// returns, run as the caller.
-pub fn html(app: &App, max_bytes: usize) -> Result<String, Unavailable> {
+pub fn html(app: &App, max_bytes: usize, caller: Caller) -> Result<String, Unavailable> {
     let text = match app.render {
         None => {
             let uri = app.uri.clone();
@@ -108,7 +115,7 @@ pub fn html(app: &App, max_bytes: usize) -> Result<String, Unavailable> {
             .ok()
             .flatten()
         }
-        Some(oid) => render(oid),
+        Some(oid) => render(oid, caller),
     };
     let text = text.ok_or(Unavailable::Missing)?;
     if text.len() > max_bytes {
@@ -117,9 +124,10 @@ pub fn html(app: &App, max_bytes: usize) -> Result<String, Unavailable> {
     Ok(text)
 }
 
-/// Runs a render function `() returns text` as the caller, in a subtransaction: its error
-/// leaves the request usable and is not shown. Only the catalog's quoted name reaches SQL.
-fn render(oid: u32) -> Option<String> {
+/// Runs a render function `() returns text` as the caller (role, claims, RLS, read-only, the
+/// call's time bound), in a subtransaction: its error leaves the request usable and is not shown.
+/// Only the catalog's quoted name reaches SQL.
+fn render(oid: u32, caller: Caller) -> Option<String> {
     let qualified = Spi::connect(|c| {
         c.select(
             "select pg_catalog.quote_ident(n.nspname) || '.' || pg_catalog.quote_ident(p.proname)
@@ -134,8 +142,10 @@ fn render(oid: u32) -> Option<String> {
     })
     .ok()
     .flatten()?;
-    session::in_subtransaction(|| Spi::get_one::<String>(&format!("select {qualified}()")))
-        .ok()?
-        .ok()
-        .flatten()
+    session::run_as_caller(caller.role, caller.claims, caller.budget_ms, move || {
+        session::read_only(|| Spi::get_one::<String>(&format!("select {qualified}()")))
+    })
+    .ok()?
+    .ok()
+    .flatten()
 }

@@ -65,7 +65,12 @@ pub fn read(ctx: &Context, uri: &str) -> Option<MethodResult> {
         return None;
     }
     let app = served(ctx).into_iter().find(|a| a.uri == uri)?;
-    let html = match apps::html(app, ctx.registry.settings.max_app_bytes) {
+    let caller = apps::Caller {
+        role: ctx.caller.role_oid,
+        claims: &ctx.caller.claims,
+        budget_ms: ctx.registry.settings.call_timeout_ms,
+    };
+    let html = match apps::html(app, ctx.registry.settings.max_app_bytes, caller) {
         Ok(html) => html,
         Err(Unavailable::Missing) => {
             return Some(Err(Error::ResourceNotFound {

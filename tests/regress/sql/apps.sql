@@ -43,6 +43,7 @@ create function mcp.add_note(body text) returns jsonb language sql
   as $$ insert into public.app_notes (body) values (add_note.body) returning jsonb_build_object('id', id, 'owner', owner) $$;
 comment on function mcp.add_note(text) is 'Add a note. @mcp {"scopes": ["notes"]}';
 create function mcp.notes_export() returns text language sql stable as $$ select 'csv' $$;
+comment on function mcp.notes_export() is '@mcp {"scopes": ["notes"]}';
 create function mcp.plain_echo(x text) returns text language sql immutable as $$ select x $$;
 comment on function mcp.plain_echo(text) is 'Echo.';
 revoke execute on function mcp.notes_board(), mcp.add_note(text), mcp.notes_export(), mcp.plain_echo(text) from public;
@@ -98,17 +99,19 @@ create function public.notes_open() returns boolean language sql stable
 grant execute on function public.notes_open() to authenticated;
 comment on function mcp.notes_board() is 'Your notes. @mcp {"scopes": ["notes"], "visible": "public.notes_open", "ui": {"resourceUri": "ui://notes/board"}}';
 comment on function mcp.add_note(text) is 'Add a note. @mcp {"scopes": ["notes"], "visible": "public.notes_open", "ui": {"resourceUri": "ui://notes/board", "visibility": ["app"]}}';
-comment on function mcp.notes_export() is '@mcp {"visible": "public.notes_open", "ui": {"resourceUri": "ui://notes/board", "visibility": ["model"]}}';
+comment on function mcp.notes_export() is '@mcp {"scopes": ["notes"], "visible": "public.notes_open", "ui": {"resourceUri": "ui://notes/board", "visibility": ["model"]}}';
 select pg_temp.ui_uris(:'carol') as carol_lists, pg_temp.ui_uris(:'alice') as alice_lists;
 select pg_temp.read_error(:'carol', 'ui://notes/board') = pg_temp.read_error(:'carol', 'ui://notes/nothing') as carol_same_as_unknown;
 
--- 9. a view rendered by a function, run as the caller
+-- 9. a view rendered by a function, run as the caller (role, claims, RLS)
 create function public.render_whoami() returns text language sql stable
-  as $$ select '<!doctype html><html><body>' || current_user || '</body></html>' $$;
+  as $$ select '<!doctype html><html><body>' || current_user || ' ' || (current_setting('request.jwt.claims', true)::jsonb ->> 'sub')
+               || ' ' || (select count(*) from public.app_notes) || '</body></html>' $$;
 grant execute on function public.render_whoami() to authenticated;
 select chumbo.create_app('ui://notes/whoami', 'Who am I', render => 'public.render_whoami()');
 select chumbo.link_app('ui://notes/whoami', 'mcp.plain_echo(text)');
-select pg_temp.rpc(:'alice', 'resources/read', '{"uri":"ui://notes/whoami"}') #>> '{result,contents,0,text}' as rendered_as;
+select pg_temp.rpc(:'alice', 'resources/read', '{"uri":"ui://notes/whoami"}') #>> '{result,contents,0,text}' as rendered_for_alice;
+select pg_temp.rpc(:'bob', 'resources/read', '{"uri":"ui://notes/whoami"}') #>> '{result,contents,0,text}' as rendered_for_bob;
 -- anon may call plain_echo but not the render function: not rendered, and nothing leaks
 select pg_temp.rpc(:'anon', 'resources/read', '{"uri":"ui://notes/whoami"}') -> 'error' as anon_render_refused;
 select t -> '_meta' as plain_echo_meta from jsonb_array_elements(pg_temp.rpc(:'anon', 'tools/list') #> '{result,tools}') t;
@@ -118,9 +121,9 @@ select chumbo.create_app('ui://notes/big', 'Big', '<!doctype html>' || repeat('x
 savepoint s;
 select chumbo.create_app('ui://notes/huge', 'Huge', repeat('x', 2097153));
 rollback to s;
-select chumbo.configure('{"max_app_bytes": 100}') ->> 'max_app_bytes' as configured;
+select chumbo.configure('{"max_app_bytes": 50}') ->> 'max_app_bytes' as configured;
 savepoint s;
-select chumbo.create_app('ui://notes/small', 'Small', repeat('x', 101));
+select chumbo.create_app('ui://notes/small', 'Small', repeat('x', 51));
 rollback to s;
 -- a stored view grown past the bound is refused at read (an internal error, no HTML)
 select pg_temp.rpc(:'alice', 'resources/read', '{"uri":"ui://notes/board"}') -> 'error' ->> 'message' as over_bound;

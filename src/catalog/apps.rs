@@ -143,7 +143,9 @@ fn render(oid: u32, caller: Caller) -> Option<String> {
     .ok()
     .flatten()?;
     session::run_as_caller(caller.role, caller.claims, caller.budget_ms, move || {
-        session::read_only(|| Spi::get_one::<String>(&format!("select {qualified}()")))
+        session::read_only(|| {
+            crate::postgres::spi_read::one::<String>(&format!("select {qualified}()"), &[])
+        })
     })
     .ok()?
     .ok()

@@ -84,7 +84,8 @@ select pg_temp.rpc(:'anon', 'initialize', '{"protocolVersion":"2025-11-25","capa
 -- 6. listed and read by Alice, with the mime type and _meta.ui
 select r from jsonb_array_elements(pg_temp.rpc(:'alice', 'resources/list') #> '{result,resources}') r where r ->> 'uri' like 'ui://%';
 select pg_temp.rpc(:'alice', 'resources/read', '{"uri":"ui://notes/board"}') -> 'result' as read;
-select pg_temp.modern(:'alice', 'resources/read', '{"uri":"ui://notes/board"}') #> '{result,contents,0,mimeType}' as modern_read;
+select r #> '{result,contents,0,mimeType}' as modern_read, r #> '{result,cacheScope}' as cache_scope
+  from pg_temp.modern(:'alice', 'resources/read', '{"uri":"ui://notes/board"}') r;
 
 -- 7. Bob (no "notes" scope) and anon (no EXECUTE): not listed, and reading is exactly an unknown URI
 select pg_temp.ui_uris(:'bob') as bob_lists, pg_temp.ui_uris(:'anon') as anon_lists;

@@ -13,8 +13,8 @@
 #   4. tests/regress/run.sh   SQL regression (pg_regress, bare database chumbo_regress), then
 #      tests/regress/concurrency*.sh against the example app (database chumbo_concurrency), then
 #      tests/isolation/run.sh (pg_isolation_regress, own database chumbo_isolation)
-#   5. tests/readme/quickstart.sh, tests/readme/apps.sh, tests/apps/run.sh, tests/e2e/run.sh, tests/conformance/run.sh, ...; a missing one FAILS (never
-#      "skipped"); they get PGHOST/PGPORT/PGUSER
+#   5. tests/readme/quickstart.sh, tests/readme/apps.sh, tests/e2e/run.sh, tests/conformance/run.sh, ...,
+#      tests/apps/run.sh; a missing one FAILS (never "skipped"); they get PGHOST/PGPORT/PGUSER
 #      and TEST_DATABASE_URL (superuser, database postgres) for the test cluster, and can
 #      (re)create and load their own database with scripts/load-db.sh "$PGPORT" NAME [profile] --edge
 #   6. the other PostgreSQL majors (lib.sh PG_OTHER_MAJORS, from PyPI wheels), each NN in turn

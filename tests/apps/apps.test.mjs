@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url";
 import * as esbuild from "esbuild";
 import puppeteer from "puppeteer-core";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { getToolUiResourceUri, isToolVisibilityModelOnly } from "@modelcontextprotocol/ext-apps/app-bridge";
 
 const { APPS_MCP_URL, APPS_ALICE_TOKEN, APPS_BOB_TOKEN, APPS_DATABASE_URL, CHROMIUM } = process.env;
 const OUT = process.env.APPS_OUT ?? "/tmp/chumbo-apps-test";
@@ -69,6 +70,11 @@ test("the server declares the extension, links the tool, hides the app-only tool
   assert.equal(list?._meta?.["ui/resourceUri"], URI);
   assert.ok(!tools.some((t) => t.name === "add_note"), "the app-only tool is not in tools/list");
   assert.deepEqual(tools.find((t) => t.name === "clear_notes")?._meta?.ui?.visibility, ["model"]);
+  // as the official SDK reads them: the link (also from the deprecated flat key alone), model-only
+  assert.equal(getToolUiResourceUri(list), URI);
+  assert.equal(getToolUiResourceUri({ _meta: { "ui/resourceUri": list._meta["ui/resourceUri"] } }), URI);
+  assert.ok(isToolVisibilityModelOnly(tools.find((t) => t.name === "clear_notes")));
+  assert.ok(!isToolVisibilityModelOnly(list));
   const { resources } = await alice.listResources();
   const entry = resources.find((r) => r.uri === URI);
   assert.equal(entry?.mimeType, "text/html;profile=mcp-app");

@@ -47,7 +47,7 @@ PAGE_ROWS="${BENCH_PAGE_ROWS:-50}"
 DB_POOL="${BENCH_DB_POOL:-8}"
 OUT="${BENCH_OUT:-$ROOT/bench/RESULTS.md}"
 PGBENCH="$PG_BIN/pgbench"
-DB10=chumbo_bench            # the example app + bench data: its 11 tools
+DB10=chumbo_bench            # the example app + bench data: its 13 listed tools (and the app-only add_note)
 DB1K=chumbo_bench_1k         # the example app, 1,000 tools
 DIR="$BASE/bench"            # cluster (outside the repo, owned by postgres)
 WORK="$STATE/bench"          # raw outputs of this run (git-ignored)
@@ -165,7 +165,7 @@ done
 [[ "$ROWS_ONE" == 1 && "$ROWS_PAGE" == "$PAGE_ROWS" ]] || die "bench sanity: list_projects gave $ROWS_ONE and $ROWS_PAGE rows, expected 1 and $PAGE_ROWS"
 PGOPTIONS="-c role=authenticated -c request.jwt.claims=$ALICE_CLAIMS" \
   check "$DB10" "select count(*) from mcp.list_projects('archived') p where p.name like 'Acme%'" "$PAGE_ROWS"
-check "$DB10" "select jsonb_array_length(chumbo.handle('{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}', '$ALICE_CLAIMS')->'result'->'tools')" 11
+check "$DB10" "select jsonb_array_length(chumbo.handle('{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}', '$ALICE_CLAIMS')->'result'->'tools')" 13
 # shellcheck disable=SC2016  # a jq program: $rows_page etc. are jq variables
 record --arg rows_page "$ROWS_PAGE" --arg rows_one "$ROWS_ONE" --arg pages "$PAGES" \
   '{kind:"setup", rows_page:($rows_page|tonumber), rows_one:($rows_one|tonumber), pages:($pages|tonumber)}'

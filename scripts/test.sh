@@ -13,10 +13,9 @@
 #   4. tests/regress/run.sh   SQL regression (pg_regress, bare database chumbo_regress), then
 #      tests/regress/concurrency*.sh against the example app (database chumbo_concurrency), then
 #      tests/isolation/run.sh (pg_isolation_regress, own database chumbo_isolation)
-#   5. tests/readme/quickstart.sh, tests/e2e/run.sh, tests/conformance/run.sh, ..., tests/ha/run.sh (its own
-#      pg_auto_failover monitor + primary + standby on free ports, ~10 s bring-up, ~35 s in all);
-#      a missing one FAILS (never
-#      "skipped"); they get PGHOST/PGPORT/PGUSER
+#   5. tests/readme/quickstart.sh, tests/readme/apps.sh, tests/e2e/run.sh, tests/conformance/run.sh, ...,
+#      tests/apps/run.sh, tests/ha/run.sh (its own pg_auto_failover monitor + primary + standby on free
+#      ports, ~10 s bring-up, ~35 s in all); a missing one FAILS (never "skipped"); they get PGHOST/PGPORT/PGUSER
 #      and TEST_DATABASE_URL (superuser, database postgres) for the test cluster, and can
 #      (re)create and load their own database with scripts/load-db.sh "$PGPORT" NAME [profile] --edge
 #   6. the other PostgreSQL majors (lib.sh PG_OTHER_MAJORS, from PyPI wheels), each NN in turn
@@ -57,7 +56,7 @@ PORT_VARS=(CHUMBO_TEST_PG_PORT E2E_PORT E2E_PGBOUNCER_PORT E2E_PGB_EDGE_PORT E2E
            CONSENT_EDGE_PORT CONSENT_OFF_PORT CONSENT_BAD_PORT CONSENT_AUTH_PORT SUPABASE_EDGE_PORT SUPABASE_AS_PORT
            CHUMBO_PKG_PG_PORT AUDIT_QUEUE_PG_PORT TASKS_PG_PORT CHUMBO_MAJOR_PG_PORT
            TRACES_OTLP_PORT TRACES_CLOSED_PORT TRACES_EDGE_PORT TRACES_JSON_EDGE_PORT TRACES_DOWN_EDGE_PORT
-           TRACES_OFF_EDGE_PORT HA_EDGE_PORT)
+           TRACES_OFF_EDGE_PORT HA_EDGE_PORT APPS_EDGE_PORT)
 for v in "${PORT_VARS[@]}"; do pick_port "$v"; done
 TEST_PORT="$CHUMBO_TEST_PG_PORT"
 log "ports: $(for v in "${PORT_VARS[@]}"; do printf '%s=%s ' "$v" "${!v}"; done)"
@@ -116,8 +115,11 @@ stage isolation "$ROOT/tests/isolation/run.sh"
 stage audit-queue bash "$ROOT/tests/audit-queue/run.sh"
 # Durable tasks' background workers, crashes and cancels: a preloaded cluster of its own too.
 stage tasks bash "$ROOT/tests/tasks/run.sh"
+# The README's MCP Apps block, run as written (a second README runner, so a stage of its own name).
+if [[ -f tests/readme/apps.sh ]]; then stage readme-apps bash tests/readme/apps.sh
+else failed+=(readme-apps); warn "[readme-apps] FAILED: tests/readme/apps.sh is missing"; fi
 for suite in readme/quickstart.sh e2e/run.sh conformance/run.sh conformance-2026/run.sh oauth/run.sh consent/run.sh \
-             traces/run.sh ha/run.sh; do
+             traces/run.sh apps/run.sh ha/run.sh; do
   name="${suite%%/*}"
   # A missing runner is a failure, never a skip: a suite that does not run proves nothing.
   if [[ -f "tests/$suite" ]]; then stage "$name" bash "tests/$suite"

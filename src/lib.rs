@@ -91,6 +91,11 @@ extension_sql_file!(
         catalog::skills::builtin_skill
     ]
 );
+extension_sql_file!(
+    "../sql/apps.sql",
+    name = "apps",
+    requires = ["registry", "settings"]
+);
 // Stored outcomes of idempotent calls, the audit's run_id.
 extension_sql_file!(
     "../sql/idempotency.sql",

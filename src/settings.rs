@@ -55,6 +55,9 @@ pub struct Settings {
     pub jwt_hs256_secret: Option<String>,
     /// Upper bound of the serialized result of one call, in bytes.
     pub max_result_bytes: usize,
+    /// Upper bound of an MCP App's HTML document in bytes (chumbo.create_app, and what a render
+    /// function returns); apps bundled with their SDK are 0.5–1.3 MB.
+    pub max_app_bytes: usize,
     /// Upper bound of rows a set-returning capability contributes to one result.
     pub max_rows: usize,
     /// Page size of the list methods.
@@ -139,6 +142,7 @@ impl Default for Settings {
             jwks: None,
             jwt_hs256_secret: None,
             max_result_bytes: 1 << 20,
+            max_app_bytes: 2 << 20,
             max_rows: 1000,
             page_size: 100,
             page_rows: 50,
@@ -243,6 +247,7 @@ impl Settings {
             return Err("invalid chumbo settings: call_timeout_ms must be at least 1 (every call has a time bound)".into());
         }
         for (name, value) in [
+            ("max_app_bytes", s.max_app_bytes as u64),
             ("page_rows", s.page_rows as u64),
             ("page_bytes", s.page_bytes as u64),
             ("cursor_ttl_seconds", s.cursor_ttl_seconds),

@@ -98,6 +98,44 @@ pub struct Metadata {
     /// `chumbo.continue_as_task()`.
     #[serde(default)]
     pub task_starts_in_request: bool,
+    // MCP Apps (src/catalog/apps.rs, src/protocol/apps.rs).
+    /// The tool's view (MCP Apps, extension io.modelcontextprotocol/ui): its `ui://` resource and
+    /// who may call the tool. `chumbo.link_app` writes it.
+    pub ui: Option<UiMeta>,
+}
+
+/// `@mcp {"ui": …}`: the `_meta.ui` of a tool.
+#[derive(Clone, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UiMeta {
+    /// The `ui://` URI of the app (chumbo.create_app) rendering this tool's results.
+    #[serde(rename = "resourceUri")]
+    pub resource_uri: Option<String>,
+    /// Who may call the tool: "model" (listed in tools/list), "app" (a view may call it through
+    /// the host). Default both; ["app"] keeps the tool out of tools/list.
+    pub visibility: Option<Vec<UiVisibility>>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum UiVisibility {
+    Model,
+    App,
+}
+
+impl Metadata {
+    /// The tool is listed to the model (tools/list): no `ui.visibility`, or one naming "model".
+    pub fn model_visible(&self) -> bool {
+        match self.ui.as_ref().and_then(|u| u.visibility.as_ref()) {
+            Some(v) => v.contains(&UiVisibility::Model),
+            None => true,
+        }
+    }
+
+    /// The `ui://` URI of the tool's app, if it has one.
+    pub fn app_uri(&self) -> Option<&str> {
+        self.ui.as_ref()?.resource_uri.as_deref()
+    }
 }
 
 /// How a tool may run as a task (`@mcp {"task": …}`).
@@ -264,7 +302,12 @@ mod tests {
     #[pgrx::pg_test]
     fn valid_metadata_blocks_parse() {
         type Check = fn(&Metadata) -> bool;
-        let cases: [(Option<&str>, Option<&str>, Check); 9] = [
+        let cases: [(Option<&str>, Option<&str>, Check); 10] = [
+            (
+                Some("Note. @mcp {\"ui\": {\"resourceUri\": \"ui://notes/form\", \"visibility\": [\"app\"]}}"),
+                Some("Note."),
+                |m| m.app_uri() == Some("ui://notes/form") && !m.model_visible(),
+            ),
             (None, None, |m| m.scopes.is_empty() && !m.prompt),
             (Some("  "), None, |m| m.resource.is_none()),
             (Some("@mcp {}"), None, |m| m.params.is_empty()),
@@ -337,6 +380,14 @@ mod tests {
             (
                 "@mcp {\"annotations\": {\"readonlyHint\": true}}",
                 "unknown field `readonlyHint`",
+            ),
+            (
+                "@mcp {\"ui\": {\"visibility\": [\"user\"]}}",
+                "unknown variant `user`",
+            ),
+            (
+                "@mcp {\"ui\": {\"resourceURI\": \"ui://x\"}}",
+                "unknown field `resourceURI`",
             ),
             (
                 "@mcp {\"completions\": {\"a\": 1}}",
@@ -435,6 +486,19 @@ pub fn once_only_problems(
     }
     if !is_tool && (meta.task != TaskSupport::Never || meta.task_starts_in_request) {
         problems.push("task and task_starts_in_request apply to tools only".into());
+    }
+    if let Some(ui) = &meta.ui {
+        if !is_tool {
+            problems.push("ui applies to tools only".into());
+        }
+        if let Some(uri) = &ui.resource_uri {
+            if !uri.starts_with("ui://") || uri.len() <= 5 || uri.contains(char::is_whitespace) {
+                problems.push(format!("ui.resourceUri must be a ui:// URI, not {uri:?}"));
+            }
+        }
+        if ui.visibility.as_ref().is_some_and(|v| v.is_empty()) {
+            problems.push("ui.visibility must name \"model\", \"app\" or both".into());
+        }
     }
     if meta.task_starts_in_request && meta.task == TaskSupport::Never {
         warnings.push(

@@ -4,6 +4,7 @@
 //! accounting of the registry's cache ([alloc]).
 
 pub mod alloc;
+pub mod apps;
 pub mod metadata;
 pub mod predicates;
 pub mod registry;

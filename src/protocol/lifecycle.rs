@@ -58,6 +58,9 @@ fn capabilities(ctx: &Context) -> Value {
     if let Some((id, settings)) = super::skills::capability(ctx) {
         extensions.insert(id.into(), settings);
     }
+    if let Some((id, settings)) = super::apps::capability(ctx) {
+        extensions.insert(id.into(), settings);
+    }
     if ctx.era.is_stateless() {
         extensions.insert(crate::call::task::EXTENSION.into(), json!({}));
     }

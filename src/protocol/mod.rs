@@ -7,6 +7,7 @@ use crate::error::Error;
 use serde_json::{Map, Value};
 use versions::Era;
 
+mod apps;
 mod call;
 mod completion;
 mod lifecycle;

@@ -19,14 +19,18 @@ pub const METHODS: &[&str] = &[
 
 pub fn handle(ctx: &Context, method: &str, params: &Map<String, Value>) -> MethodResult {
     match method {
-        // the files of the skills the caller is served follow the capability resources
+        // the apps and the files of the skills the caller is served follow the capability
+        // resources
         "resources/list" => list_then(
             ctx,
             params,
             "resources",
             |c| c.kind == Kind::Resource,
             resource_json,
-            super::skills::resources(ctx),
+            super::apps::resources(ctx)
+                .into_iter()
+                .chain(super::skills::resources(ctx))
+                .collect(),
         ),
         "resources/templates/list" => list(
             ctx,
@@ -74,6 +78,9 @@ fn read_resource(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
         .and_then(Value::as_str)
         .ok_or_else(|| Error::InvalidParams("\"uri\" must be a string".into()))?;
     if let Some(answer) = super::skills::read(ctx, uri) {
+        return answer;
+    }
+    if let Some(answer) = super::apps::read(ctx, uri) {
         return answer;
     }
     let found = visible(ctx, |c| {

@@ -15,7 +15,14 @@ pub const METHODS: &[&str] = &["tools/list", "tools/call"];
 
 pub fn handle(ctx: &Context, method: &str, params: &Map<String, Value>) -> MethodResult {
     match method {
-        "tools/list" => list(ctx, params, "tools", |c| c.kind == Kind::Tool, tool_json),
+        // an app-only tool (`@mcp {"ui": {"visibility": ["app"]}}`) is not listed; views call it
+        "tools/list" => list(
+            ctx,
+            params,
+            "tools",
+            |c| c.kind == Kind::Tool && c.meta.model_visible(),
+            tool_json,
+        ),
         _ => call_tool(ctx, params),
     }
 }
@@ -38,6 +45,9 @@ pub fn tool_json(c: &Capability) -> Value {
         if !obj.is_empty() {
             t["annotations"] = annotations;
         }
+    }
+    if let Some(meta) = super::apps::tool_meta(c) {
+        t["_meta"] = meta;
     }
     t
 }

@@ -18,6 +18,8 @@ pub(super) struct Catalog {
     pub(super) table_owners: Vec<pg_sys::Oid>,
     /// Installed skills, without contents (src/catalog/skills.rs).
     pub(super) skills: Vec<crate::catalog::skills::Skill>,
+    /// Stored MCP Apps, without their HTML (src/catalog/apps.rs).
+    pub(super) apps: Vec<crate::catalog::apps::App>,
     /// How many stamps were read (all functions', or those the changes named).
     pub(super) stamped: usize,
 }
@@ -184,6 +186,7 @@ pub(super) fn carried_over(previous: &Registry, touched: &[u32]) -> Option<Catal
         keys: previous.keys.clone(),
         table_owners: previous.table_owners.clone(),
         skills: previous.skills.clone(),
+        apps: previous.apps.clone(),
     })
 }
 
@@ -257,5 +260,6 @@ pub(super) fn read_all_but_functions() -> Catalog {
         keys,
         table_owners,
         skills: crate::catalog::skills::load(),
+        apps: crate::catalog::apps::load(),
     }
 }

@@ -106,6 +106,8 @@ pub struct Registry {
     pub entries: Vec<Rc<Entry>>,
     /// Installed skills, without contents (src/catalog/skills.rs).
     pub skills: Vec<crate::catalog::skills::Skill>,
+    /// Stored MCP Apps, without their HTML (src/catalog/apps.rs).
+    pub apps: Vec<crate::catalog::apps::App>,
     by_name: HashMap<(String, u8), usize>,
     /// Each function's reflection by oid: the next build reuses it while its stamp holds.
     reflected: HashMap<u32, Reflected>,
@@ -389,6 +391,7 @@ fn build(
         capabilities: vec![],
         entries: vec![],
         skills: std::mem::take(&mut catalog.skills),
+        apps: std::mem::take(&mut catalog.apps),
         by_name: HashMap::new(),
         reflected: HashMap::new(),
         stamps: vec![],

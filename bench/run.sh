@@ -261,7 +261,7 @@ callgraph() {
   "$PGBENCH" -n -h 127.0.0.1 -p "$PORT" -U chumbo_edge -M prepared -c 1 -T 10 -f $P/chumbo_call_page.sql "$DB10" >/dev/null 2>&1 &
   local load=$! pid
   sleep 2
-  pid="$(q1 postgres "select pid from pg_stat_activity where usename = 'chumbo_edge' and application_name = 'pgbench' limit 1")"
+  pid="$(q1 postgres "select pid from pg_stat_activity where usename = 'chumbo_edge' and application_name like 'pgbench%' limit 1")"
   perf record --call-graph dwarf,32768 -F 199 -p "$pid" -o "$WORK/perf-callgraph.data" -- sleep 5 >/dev/null 2>&1 || true
   wait "$load" || true
   perf report -i "$WORK/perf-callgraph.data" --stdio --children --sort sym -g none --percent-limit 0.8 2>/dev/null |

@@ -17,6 +17,7 @@
 //                      edge, and, when refused, the error_description chumbo puts in the 401 challenge
 //   tools-list         an authenticated tools/list answers with at least one tool
 //   rls-rows           the list_/search_ tools callable without arguments do not all return 0 rows
+//                      (rows: a set, a JSON array, or an object whose one member is an array)
 //                      (authenticated but seeing nothing: usually RLS policies that do not match the user)
 // Exit code: 0 every check passed, 1 a check failed, 3 none failed but some were skipped (no token),
 // 2 usage. No dependencies: fetch only, nothing is written anywhere.
@@ -494,17 +495,22 @@ if (token && authed) {
   }
 }
 
-/** Rows in a tool result: chumbo's {"rows": [...]} for set-returning functions, or a JSON array. */
+/** Rows in a tool result: chumbo's {"rows": [...]} for set-returning functions, a JSON array, or
+ * an object whose one member is an array (`{"notes": [...]}`). */
 function countRows(res: Json): number | undefined {
-  const sc = res.structuredContent as Json | unknown[] | undefined;
-  if (Array.isArray(sc)) return sc.length;
-  if (sc && Array.isArray((sc as Json).rows)) return ((sc as Json).rows as unknown[]).length;
   const text = (res.content as Json[] | undefined)?.find((c) => c.type === "text")?.text;
+  let parsed: unknown;
   try {
-    const v = JSON.parse(String(text));
-    if (Array.isArray(v)) return v.length;
-    if (Array.isArray(v?.rows)) return v.rows.length;
+    parsed = JSON.parse(String(text));
   } catch { /* not JSON */ }
+  for (const v of [res.structuredContent, parsed]) {
+    if (Array.isArray(v)) return v.length;
+    if (v && typeof v === "object") {
+      const members = Object.values(v as Json);
+      const list = Array.isArray((v as Json).rows) ? (v as Json).rows : members.length === 1 ? members[0] : undefined;
+      if (Array.isArray(list)) return list.length;
+    }
+  }
   return undefined;
 }
 

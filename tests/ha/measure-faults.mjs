@@ -28,7 +28,7 @@ async function tool(token, args) {
       signal: AbortSignal.timeout(60_000),
     });
     return { status: r.status, body: await r.json().catch(() => null), ms: Date.now() - t };
-  } catch (e) {
+  } catch {
     return { status: 0, body: null, ms: Date.now() - t };
   }
 }

@@ -340,7 +340,10 @@ describe("the remote doctor", () => {
         "rls-rows": new RegExp(`^row-level security decides what a user sees: .*= "${ACCOUNTS.carol.accountId}"`),
       },
     });
-    assert.match(detail(report, "rls-rows"), /every list-style tool returns 0 rows: list_projects: 0 rows/);
+    assert.match(
+      detail(report, "rls-rows"),
+      /every list-style tool returns 0 rows: list_notes: 0 rows, list_projects: 0 rows/,
+    );
   });
 
   // Last: it replaces the authorization server's key.

@@ -215,7 +215,7 @@ describe("a client that goes away cancels its SQL call", () => {
   after(() => psql("drop function if exists mcp.slow_sleep(int)"));
 
   const sleeping = () =>
-    psql(`select pid from pg_stat_activity where datname = current_database() and application_name = 'chumbo-edge'
+    psql(`select pid from pg_stat_activity where datname = current_database() and application_name like 'chumbo-edge%'
             and state = 'active' and wait_event = 'PgSleep'`).split("\n").filter(Boolean);
 
   test("tools/call slow_sleep(20): the backend stops sleeping soon after the client aborts", async () => {

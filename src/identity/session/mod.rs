@@ -222,20 +222,12 @@ fn caught(e: &pgrx::pg_sys::panic::CaughtError) -> CaughtSqlError {
     }
 }
 
-/// Names the running call after its trace (the SQLCommenter idea, as `application_name`: a
-/// comment in the SQL would defeat the kept plans), so `pg_stat_activity` and the server log
-/// (`%a` in `log_line_prefix`) tie a slow statement to its trace. Inside the call's
-/// subtransaction, which puts the session's own name back when it ends.
-/// The session's own name stays in front (cut to fit the 63 bytes `application_name` holds), so a
-/// filter on it (`like 'chumbo-edge%'`) still finds the backend.
+/// While a call runs, `application_name` is the session's own (cut to fit) + ` trace_id=<id>`, for
+/// pg_stat_activity and `%a` in the log (SQLCommenter's idea; a comment would change kept plans).
 pub fn label_call(trace_id: &str) {
-    const OWN_NAME_BYTES: usize = 63 - " trace_id=".len() - 32;
+    const OWN: usize = 63 - " trace_id=".len() - 32;
     let own = current_setting("application_name").unwrap_or_default();
-    let own: String = own
-        .chars()
-        .filter(char::is_ascii)
-        .take(OWN_NAME_BYTES)
-        .collect();
+    let own: String = own.chars().filter(char::is_ascii).take(OWN).collect();
     let own = if own.is_empty() { "chumbo".into() } else { own };
     set_guc("application_name", &format!("{own} trace_id={trace_id}"));
 }

@@ -175,17 +175,13 @@ function cancelRequest(query: object): Promise<boolean> {
 // So only a call still running after WATCH_MS reads it; a client that left before then is seen
 // at once (the signal is already aborted when first read).
 const WATCH_MS = 10;
-/** How long a cancelled call's connection waits for its cancel request to be delivered. */
-const CANCEL_WAIT_MS = 5_000;
-const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** One chumbo.http_parts call, on a pool connection of its own. When the signal from `client()`
  * aborts (the HTTP client went away) while the call is in flight, it is cancelled (a protocol-level
  * cancel request, so it works through pgbouncer too). A cancel request names a backend, not a
  * query: sent after the call finished, or delivered after the connection moved on to the next call,
  * it would cancel that one. So the connection runs this call alone (its own client from the pool), a
- * cancel goes out only before the answer arrived (a backend that is idle by then ignores it), and the
- * connection goes back to the pool only once the cancel request was delivered. */
+ * cancel goes out only before the answer arrived, and a connection a cancel was sent for is replaced. */
 export async function callHttp(
   request: HttpRequest,
   client?: () => AbortSignal,
@@ -248,13 +244,12 @@ export async function callHttp(
     clearTimeout(watch);
     clearTimeout(hard);
     signal?.removeEventListener("abort", cancel);
-    // Bounded: a cancel connection that never closes must not hold the pool connection forever.
-    // A cancel not known to be delivered may still arrive, during the next call on this
-    // connection: then the connection is not used again (the pool replaces it).
-    if (alive && cancelled) {
-      const delivered = Promise.race([cancelled, delay(CANCEL_WAIT_MS).then(() => false)]);
-      void delivered.then((known) => pool!.giveBack(db, known));
-    } else pool!.giveBack(db, alive);
+    // A connection a cancel request was sent for is never used again (the pool replaces it): the
+    // request may reach its backend after the call ended (its answer was already on the way), and
+    // a backend cancelled between calls, or during the next one, answers that next call with an
+    // error or desynchronises the protocol (a query answered with no row). A client that leaves
+    // mid-call is rare; a fresh connection is cheap by comparison.
+    pool!.giveBack(db, alive && !cancelled);
   }
 }
 

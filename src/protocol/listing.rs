@@ -43,22 +43,29 @@ pub(super) fn list_then(
 ) -> MethodResult {
     let offset = decode_cursor(params)?;
     let page = ctx.registry.settings.page_size.max(1);
-    let all: Vec<&Capability> = visible(ctx, kind).collect();
-    let mut items: Vec<Value> = all
-        .iter()
-        .skip(offset)
-        .take(page)
-        .map(|c| render(c))
-        .collect();
-    let room = page - items.len();
-    items.extend(
-        more.iter()
-            .skip(offset.saturating_sub(all.len()))
-            .take(room)
-            .cloned(),
-    );
+    // Only as far as the page's last item and one more (is there a next page?): a page costs the
+    // same with 100 or 10,000 tools, and visibility predicates run for no capability past it.
+    let mut items = Vec::with_capacity(page);
+    let mut seen = 0; // visible capabilities so far
+    let mut next = false;
+    for c in visible(ctx, kind) {
+        if seen >= offset {
+            if items.len() == page {
+                next = true;
+                break;
+            }
+            items.push(render(c));
+        }
+        seen += 1;
+    }
+    if !next {
+        // Every capability seen (`seen` of them): the offset goes on into `more`.
+        let mut rest = more.into_iter().skip(offset.saturating_sub(seen));
+        items.extend(rest.by_ref().take(page - items.len()));
+        next = rest.next().is_some();
+    }
     let mut result = json!({ key: items });
-    if offset + page < all.len() + more.len() {
+    if next {
         result["nextCursor"] = next_cursor(offset + page);
     }
     Ok(result)

@@ -121,9 +121,10 @@ def pgbench_round(prefix, warmup, mode):
 def pgbench(warmup, mode, *prefixes):
     """Steady-state numbers of a point measured in one or more rounds (interleaved with the
     point it is compared with): transactions and seconds summed over the rounds."""
-    lat, window, failed, cpu_s, cpu_n = [], 0.0, 0, {}, 0
+    lat, window, failed, cpu_s, cpu_n, round_tps = [], 0.0, 0, {}, 0, []
     for prefix in prefixes:
         l, w, f, cs, cn = pgbench_round(prefix, warmup, mode)
+        round_tps.append(len(l) / w if w > 0 else 0)
         lat += l
         window += w
         failed += f
@@ -139,6 +140,7 @@ def pgbench(warmup, mode, *prefixes):
         "n": len(lat),
         "window_s": round(window, 2),
         "rounds": len(prefixes),
+        "round_tps": round_tps,
         "failed": failed,
     }
 
@@ -201,57 +203,74 @@ def render(results_path, meta_path, out_path):
     # the issue's table ----------------------------------------------------------------------------
     rp, ro = setup.get("rows_page"), setup.get("rows_one")
     g = lambda n, c=8: pgb.get((n, c))
-    cache_mib = None
-    if "chumbo_bench" in mem and "chumbo_bench_1k" in mem:
-        delta = lambda r: r["afterAll"]["rssanon_kb"] - r["before"]["rssanon_kb"]
-        cache_mib = (delta(mem["chumbo_bench_1k"]) - delta(mem["chumbo_bench"])) / 1024
+    delta = lambda r: r["afterAll"]["rssanon_kb"] - r["before"]["rssanon_kb"]
+    cache_of = lambda db: ((delta(mem[db]) - delta(mem["chumbo_bench"])) / 1024
+                           if db in mem and "chumbo_bench" in mem else None)
+    cache_mib, cache10k_mib = cache_of("chumbo_bench_1k"), cache_of("chumbo_bench_10k")
     reg_bytes = lambda db: ((mem.get(db) or {}).get("cacheStats") or {}).get("registry_bytes")
 
-    w("## Issue 14: the table")
+    w("## The goals (issue 32; issue 30's tracing rows)")
     w("")
     w("Each row as the issue defines it, from this run; the sections below hold the details. Ratios are chumbo over the "
-      "other side, both measured interleaved in the same run (`BENCH_ROUNDS` rounds).")
+      "other side, both measured interleaved in the same run (`BENCH_ROUNDS` rounds). The fresh-machine time is not "
+      "measured by this command: see the analysis at the end.")
     w("")
     w("| what | chumbo | floor / reference | **ratio** | goal | |")
     w("|---|---:|---:|---:|---:|---|")
 
-    def row(what, a, b, unit, goal, ok_fn, digits=0, scale=1):
+    def row(what, a, b, unit, goal, ok_fn, digits=0, scale=1, also=None):
         if a is None or b is None or not b:
             w(f"| {what} | {f(a and a * scale, digits)} | {f(b and b * scale, digits)} | – | {goal} | not measured |")
             return
         r = a / b
-        w(f"| {what} | {f(a * scale, digits)} {unit} | {f(b * scale, digits)} {unit} | **{r:.2f}×** | {goal} | "
-          f"{'met' if ok_fn(r) else '**missed**'} |")
+        ok = ok_fn(r) and (also is None or also[0])
+        note = f" ({also[1]})" if also else ""
+        w(f"| {what} | {f(a * scale, digits)} {unit} | {f(b * scale, digits)} {unit} | **{r:.2f}×**{note} | {goal} | "
+          f"{'met' if ok else '**missed**'} |")
 
     tps = lambda r: r and r["tps"]
-    row(f"tools/call, {f(rp)} rows, `chumbo.handle` vs the like-for-like floor, c=8", tps(g("chumbo_call_page")),
-        tps(g("floor_like_call_page")), "TPS", "≥ 0.85×", lambda r: r >= 0.85)
-    row(f"tools/call, {f(ro)} row, same", tps(g("chumbo_call_one")), tps(g("floor_like_call_one")), "TPS", "≥ 0.70×",
-        lambda r: r >= 0.70)
-    for c in (8, 32):
-        a, b = e2e.get(("chumbo", c)), e2e.get(("reference", c))
-        row(f"end to end (edge + DB) vs the reference (SDK + jose + pg), c={c}: req/s", a and a["rps"], b and b["rps"],
-            "req/s", "≥ 4×", lambda r: r >= 4)
-        row(f"end to end, c={c}: p99 latency", a and a["p99_us"], b and b["p99_us"], "ms", "≤ 0.25×", lambda r: r <= 0.25,
-            digits=1, scale=1e-3)
-    for c in (8, 32):
-        a, t = e2e.get(("chumbo", c)), e2e.get(("chumbo_traced", c))
-        row(f"end to end, traces exported (OTLP, every request sampled) vs off, c={c}: req/s", t and t["rps"],
-            a and a["rps"], "req/s", "≥ 0.9×", lambda r: r >= 0.9)
+    row(f"tools/call, {f(ro)} row under RLS, `chumbo.handle` vs the like-for-like floor, c=8", tps(g("chumbo_call_one")),
+        tps(g("floor_like_call_one")), "TPS", "≥ 0.9×", lambda r: r >= 0.9)
+    row("tools/call of a do-nothing tool (`select 1`), same", tps(g("chumbo_call_noop")),
+        tps(g("floor_like_call_noop")), "TPS", "≥ 0.75×", lambda r: r >= 0.75)
+    row(f"tools/call, {f(rp)} rows, same", tps(g("chumbo_call_page")), tps(g("floor_like_call_page")), "TPS", "≥ 1.3×",
+        lambda r: r >= 1.3)
     for c in (8, 32):
         a, raw = e2e.get(("chumbo", c)), g("raw_call_page", c)
-        row(f"end to end vs the raw query alone (pgbench, no JSON, no HTTP), c={c}", a and a["rps"], tps(raw),
-            "req/s", "≥ 0.25×", lambda r: r >= 0.25)
+        row(f"end to end req/s vs the raw query alone (pgbench, no JSON, no HTTP), c={c}", a and a["rps"], tps(raw),
+            "req/s", "≥ 0.45×", lambda r: r >= 0.45)
+    for c in (8, 32):
+        a, b = e2e.get(("chumbo", c)), e2e.get(("reference", c))
+        row(f"end to end (edge + DB) vs the TS SDK reference (SDK + jose + pg), c={c}: req/s", a and a["rps"],
+            b and b["rps"], "req/s", "≥ 6×", lambda r: r >= 6)
+        # "in every round": the worst round's ratio must meet the goal too
+        per = [x / y for x, y in zip((a or {}).get("round_p99_us", []), (b or {}).get("round_p99_us", [])) if y]
+        row(f"end to end, c={c}: p99 latency (audit worker on)", a and a["p99_us"], b and b["p99_us"], "ms",
+            "≤ 0.2× in every round", lambda r: r <= 0.2, digits=1, scale=1e-3,
+            also=(bool(per) and max(per) <= 0.2, "rounds " + ", ".join(f"{x:.2f}×" for x in per)) if per else None)
+    for n in (1000, 10000):
+        row(f"tools/list first page, {n:,} tools vs 100 (c=8, TPS: 100 over {n:,})", tps(g("list_100")),
+            tps(g(f"list_{n}")), "TPS", "≤ 1.2×", lambda r: r <= 1.2)
+    mem_ok = None
+    if cache10k_mib is not None:
+        mem_ok = (cache10k_mib <= 40, f"cache {cache10k_mib:.1f} MiB per backend")
+    row("tools/call (1 row) with 10,000 tools vs 100 (c=8, TPS: 100 over 10,000)", tps(g("call_one_100")),
+        tps(g("call_one_10000")), "TPS", "≤ 1.1×; cache ≤ 40 MiB", lambda r: r <= 1.1, also=mem_ok)
+    ddl = [x / y for x, y in zip((g("list_1000_ddl1s") or {}).get("round_tps", []),
+                                  (g("list_1000") or {}).get("round_tps", [])) if y]
     row("tools/list while one tool's COMMENT changes every second (1,000 tools, c=8) vs warm",
-        tps(g("list_1000_ddl1s")), tps(g("list_1000")), "TPS", "≥ 0.8×", lambda r: r >= 0.8)
-    rb = [reg_bytes(db) for db in ("chumbo_bench_1k", "chumbo_bench")]
-    own = (f"; `cache_stats()` registry_bytes {f(rb[0] / 2**20, 1)} MiB (1,000 tools) / {f(rb[1] / 2**20, 2)} MiB (10)"
-           if all(isinstance(x, (int, float)) for x in rb) else "; `chumbo.cache_stats()`: not in this build")
-    if cache_mib is None:
-        w(f"| capability cache per backend, 1,000 tools minus 10 (RssAnon) | – | | | ≤ 8 MiB | not measured |")
-    else:
-        w(f"| capability cache per backend, 1,000 tools minus 10 (RssAnon{own}) | {cache_mib:.1f} MiB | | | ≤ 8 MiB | "
-          f"{'met' if cache_mib <= 8 else '**missed**'} |")
+        tps(g("list_1000_ddl1s")), tps(g("list_1000")), "TPS", "≥ 0.9× in every round", lambda r: r >= 0.9,
+        also=(min(ddl) >= 0.9, "rounds " + ", ".join(f"{x:.2f}×" for x in ddl)) if ddl else None)
+    for c in (8, 32):
+        a, t = e2e.get(("chumbo", c)), e2e.get(("chumbo_traced", c))
+        row(f"issue 30: end to end, traces exported (OTLP, every request sampled) vs off, c={c}: req/s", t and t["rps"],
+            a and a["rps"], "req/s", "≥ 0.9×", lambda r: r >= 0.9)
+    w("")
+    rb = {db: reg_bytes(db) for db in ("chumbo_bench", "chumbo_bench_1k", "chumbo_bench_10k")}
+    w("Capability cache per backend (RssAnon after the first tools/list minus before, less the same for the 14-tool "
+      "database; `chumbo.cache_stats()` registry_bytes): " + "; ".join(
+          f"{label}: {f(d, 1) if d is not None else '–'} MiB RssAnon, registry {f((rb[db] or 0) / 2**20, 1)} MiB"
+          for label, db, d in (("1,000 tools", "chumbo_bench_1k", cache_mib), ("10,000 tools", "chumbo_bench_10k", cache10k_mib))) + ".")
     w("")
 
     # CPU per request ------------------------------------------------------------------------------
@@ -285,7 +304,13 @@ def render(results_path, meta_path, out_path):
                         ("chumbo_call_one", f"`chumbo.handle` tools/call, {f(ro)} row"),
                         ("floor_like_call_one", f"like-for-like floor, {f(ro)} row"),
                         ("floor_call_one", f"plain floor, {f(ro)} row"),
+                        ("chumbo_call_noop", "`chumbo.handle` tools/call, do-nothing tool"),
+                        ("floor_like_call_noop", "like-for-like floor, do-nothing tool"),
+                        ("list_100", "tools/list, 100 tools, warm"),
                         ("list_1000", "tools/list, 1,000 tools, warm"),
+                        ("list_10000", "tools/list, 10,000 tools, warm"),
+                        ("call_one_100", f"`chumbo.handle` tools/call, {f(ro)} row, 100 tools"),
+                        ("call_one_10000", f"`chumbo.handle` tools/call, {f(ro)} row, 10,000 tools"),
                         ("list_1000_ddl1s", "tools/list, 1,000 tools, a COMMENT changing every second")):
         for c in clients:
             cpu_row(f"{label} (pgbench), c={c}", g(name, c), (g(name, c) or {}).get("n"))
@@ -497,7 +522,7 @@ def e2e(*rounds):
     summed; percentiles of the rounds merged from each round's quantile function (wrk prints
     1,000 quantiles), weighted by its requests; CPU seconds (ROUND.cpu.json) summed."""
     req = dur = good = bad = non2xx = sock = 0
-    samples, cpu_s, lat_max = [], {}, 0
+    samples, cpu_s, lat_max, round_p99 = [], {}, 0, []
     for path in rounds:
         res = qs = None
         for line in open(path):
@@ -513,6 +538,7 @@ def e2e(*rounds):
         lat_max = max(lat_max, res["max_us"])
         if qs:
             samples += [(q, res["requests"] / len(qs)) for q in qs]
+        round_p99.append(res["p99_us"])
         if os.path.exists(path + ".cpu.json"):
             for k, v in json.load(open(path + ".cpu.json"))["cpu_s"].items():
                 cpu_s[k] = cpu_s.get(k, 0) + v
@@ -529,7 +555,7 @@ def e2e(*rounds):
     return {
         "requests": int(req), "rps": req / dur if dur else 0, "p50_us": wq(50), "p90_us": wq(90), "p99_us": wq(99),
         "max_us": lat_max, "good": int(good), "bad": int(bad), "non2xx": int(non2xx), "socket_errors": int(sock),
-        "rounds": len(rounds), "window_s": round(dur, 2),
+        "rounds": len(rounds), "round_p99_us": round_p99, "window_s": round(dur, 2),
         "cpu_us": {k: v / req * 1e6 for k, v in cpu_s.items()} if req else {},
     }
 

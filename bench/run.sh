@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# `make bench`: what issue 14's table asks, on a dedicated cluster of the PostgreSQL lib.sh names
+# `make bench`: what issue 32's table asks (and issue 30's tracing rows), on a dedicated cluster of the PostgreSQL lib.sh names
 # (CHUMBO_PG_ROOT's private copy when set); regenerates bench/RESULTS.md. Not part of `make test`.
 # About 10 minutes at the defaults (BENCH_SECONDS per point and side).
 #
 #   1. pgbench (-M prepared, as the edge's login role chumbo_edge): tools/call list_projects with one
 #      page of rows (BENCH_PAGE_ROWS, 50) and with 1 row, `select chumbo.handle(...)` against the
-#      like-for-like floor and the plain floor (bench/sql/floor.sql); tools/list with 1,000 tools,
-#      warm against while one tool's COMMENT changes every second. The sides of a comparison
+#      like-for-like floor and the plain floor (bench/sql/floor.sql); a do-nothing tool
+#      (bench_noop, `select 1`) against its like-for-like floor; the first page of tools/list with
+#      100, 1,000 and 10,000 tools, and with 1,000 while one tool's COMMENT changes every second;
+#      the one-row tools/call with 100 and with 10,000 tools. The sides of a comparison
 #      alternate in rounds; CPU time per call of the backends and of pgbench from /proc.
 #   2. end to end: wrk (Debian) against the chumbo edge (scripts/edge.sh) and the reference Node
 #      server (bench/reference: official MCP SDK, jose, pg), same tokens, same tool, and pgbench
@@ -14,7 +16,7 @@
 #      concurrency; every response checked, plus a verification pass (bench/verify.mjs) with Alice
 #      and Bob interleaved; CPU time per request of each process (edge, reference, PostgreSQL, wrk
 #      or pgbench) from /proc/<pid>/stat over the measured window.
-#   3. backend RssAnon before/after the first tools/list with 1,000 and 10 tools, and the cache's
+#   3. backend RssAnon before/after the first tools/list with 10,000, 1,000 and 14 tools, and the cache's
 #      own bytes from chumbo.cache_stats() where it exists (bench/reference/memory.mjs).
 #   4. perf profiles (when perf can sample), then bench/report.py writes bench/RESULTS.md.
 #
@@ -49,6 +51,8 @@ OUT="${BENCH_OUT:-$ROOT/bench/RESULTS.md}"
 PGBENCH="$PG_BIN/pgbench"
 DB10=chumbo_bench            # the example app + bench data: its 13 listed tools (and the app-only add_note)
 DB1K=chumbo_bench_1k         # the example app, 1,000 tools
+DB100=chumbo_bench_100       # the example app + bench data, 100 tools (issue 32: 100 / 1,000 / 10,000)
+DB10K=chumbo_bench_10k       # the example app + bench data, 10,000 tools
 DIR="$BASE/bench"            # cluster (outside the repo, owned by postgres)
 WORK="$STATE/bench"          # raw outputs of this run (git-ignored)
 RESULTS="$WORK/results.jsonl"
@@ -116,12 +120,17 @@ load_db() { # DB TOTAL_TOOLS
 load_db "$DB10" 10
 q "$DB10" -v page_rows="$PAGE_ROWS" -f bench/sql/data.sql
 load_db "$DB1K" 1000
+for db in "$DB100" "$DB10K"; do
+  n=100; [[ $db == "$DB10K" ]] && n=10000
+  load_db "$db" "$n"
+  q "$db" -v page_rows="$PAGE_ROWS" -f bench/sql/data.sql
+done
 # pg_backend_memory_contexts is for superusers and pg_read_all_stats (bench cluster only).
 q postgres -c 'grant pg_read_all_stats to chumbo_edge'
 # The in-database comparison calls chumbo.handle and the floor (which does SET ROLE authenticated)
 # as chumbo_edge, playing a trusted server-side caller. grant_edge gives the edge chumbo.http only,
 # so on this throwaway bench cluster that role also gets what such a caller has.
-for db in "$DB10" "$DB1K"; do
+for db in "$DB10" "$DB1K" "$DB100" "$DB10K"; do
   # chumbo.cache_stats() reports the calling backend's cache: memory.mjs calls it in its own session.
   q "$db" -c 'grant execute on function chumbo.handle(jsonb, jsonb), chumbo.cache_stats() to chumbo_edge'
 done
@@ -165,7 +174,12 @@ done
 [[ "$ROWS_ONE" == 1 && "$ROWS_PAGE" == "$PAGE_ROWS" ]] || die "bench sanity: list_projects gave $ROWS_ONE and $ROWS_PAGE rows, expected 1 and $PAGE_ROWS"
 PGOPTIONS="-c role=authenticated -c request.jwt.claims=$ALICE_CLAIMS" \
   check "$DB10" "select count(*) from mcp.list_projects('archived') p where p.name like 'Acme%'" "$PAGE_ROWS"
-check "$DB10" "select jsonb_array_length(chumbo.handle('{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}', '$ALICE_CLAIMS')->'result'->'tools')" 13
+# the example app's 13 listed tools and bench_noop (bench/sql/floor.sql)
+check "$DB10" "select jsonb_array_length(chumbo.handle('{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}', '$ALICE_CLAIMS')->'result'->'tools')" 14
+check "$DB10" "select chumbo.handle('{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"bench_noop\",\"arguments\":{}}}', '$ALICE_CLAIMS') = bench.floor_like_noop('1', '$ALICE_CLAIMS')" t
+for db in "$DB100" "$DB10K"; do   # the one-row call answers one row with 100 and 10,000 tools
+  check "$db" "select jsonb_array_length(chumbo.handle('$CALL_ONE', '$ALICE_CLAIMS')->'result'->'structuredContent'->'rows')" 1
+done
 # shellcheck disable=SC2016  # a jq program: $rows_page etc. are jq variables
 record --arg rows_page "$ROWS_PAGE" --arg rows_one "$ROWS_ONE" --arg pages "$PAGES" \
   '{kind:"setup", rows_page:($rows_page|tonumber), rows_one:($rows_one|tonumber), pages:($pages|tonumber)}'
@@ -219,8 +233,16 @@ for c in $CLIENTS; do
     pair "$c" 0 warm floor_like_call_$size "$DB10" $P/floor_like_call_$size.sql chumbo_call_$size "$DB10" $P/chumbo_call_$size.sql \
       floor_call_$size "$DB10" $P/floor_call_$size.sql
   done
-  # Every new backend first reflects the tools: give 1,000 tools their cold start (~c/3 s here).
-  pair "$c" $((c / 3)) warm list_1000 "$DB1K" $P/chumbo_list.sql list_1000_ddl1s "$DB1K" $P/chumbo_list.sql
+  # Issue 32: the do-nothing tool (chumbo's fixed cost) against its like-for-like floor.
+  pair "$c" 0 warm floor_like_call_noop "$DB10" $P/floor_like_call_noop.sql chumbo_call_noop "$DB10" $P/chumbo_call_noop.sql
+  # The first page of tools/list with 100, 1,000 and 10,000 tools, and with 1,000 while one tool's
+  # COMMENT changes every second. Every new backend first reflects the tools (the window starts
+  # once every client has answered once; 10,000 tools take ~1.5 s of CPU per backend): extra
+  # warm-up c s, so that each round still measures several seconds.
+  pair "$c" "$c" warm list_100 "$DB100" $P/chumbo_list.sql list_1000 "$DB1K" $P/chumbo_list.sql \
+    list_10000 "$DB10K" $P/chumbo_list.sql list_1000_ddl1s "$DB1K" $P/chumbo_list.sql
+  # The same one-row tools/call with 100 and with 10,000 tools.
+  pair "$c" "$c" warm call_one_100 "$DB100" $P/chumbo_call_one.sql call_one_10000 "$DB10K" $P/chumbo_call_one.sql
   if [[ $EXTRA == 1 ]]; then
     pair "$c" $((c / 3)) warm list_10 "$DB10" $P/chumbo_list.sql list_1000_all "$DB1K" "$pages_script"
     pair "$c" 0 cold ddl_only_10 "$DB10" $P/ddl_only.sql ddl_list_10 "$DB10" $P/ddl_then_list.sql
@@ -230,7 +252,7 @@ for c in $CLIENTS; do
 done
 
 # --- 3. memory (before the HTTP part: nothing else touches the bench databases) ---------------------
-for db in "$DB10" "$DB1K"; do
+for db in "$DB10" "$DB1K" "$DB10K"; do
   log "memory: first tools/list in a fresh backend of $db"
   node bench/reference/memory.mjs "postgres://chumbo_edge:$EDGE_PW@127.0.0.1:$PORT/$db" "$ALICE_CLAIMS" |
     jq -c --arg db "$db" '. + {kind:"memory", db:$db}' >>"$RESULTS"

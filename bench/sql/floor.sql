@@ -94,3 +94,39 @@ end
 $$;
 revoke all on function bench.floor_like_for_like(jsonb, jsonb, text) from public;
 grant execute on function bench.floor_like_for_like(jsonb, jsonb, text) to chumbo_edge;
+
+-- Issue 32's do-nothing tool (`select 1`): chumbo's fixed cost of a call is all there is. Its
+-- like-for-like floor gives the same answer (`{"content": [{"type": "text", "text": "1"}]}`) the
+-- same way: the claims set, role authenticated, the function called inside an exception block.
+create or replace function mcp.bench_noop()
+  returns int language sql stable set search_path = '' as 'select 1';
+comment on function mcp.bench_noop() is 'Does nothing: chumbo''s own cost of a call. @mcp {"annotations": {"readOnlyHint": true}}';
+revoke execute on function mcp.bench_noop() from public, anon;
+grant execute on function mcp.bench_noop() to authenticated;
+
+create or replace function bench.floor_like_noop(id jsonb, claims jsonb)
+  returns jsonb
+  language plpgsql volatile
+as $$
+declare
+  v int;
+begin
+  perform set_config('request.jwt.claims', claims::text, true);
+  set local role authenticated;
+  begin
+    v := mcp.bench_noop();
+  exception when others then
+    reset role;
+    perform set_config('request.jwt.claims', '', true);
+    return jsonb_build_object('jsonrpc', '2.0', 'id', id, 'result', jsonb_build_object(
+      'content', jsonb_build_array(jsonb_build_object('type', 'text', 'text', 'The call failed')),
+      'isError', true));
+  end;
+  reset role;
+  perform set_config('request.jwt.claims', '', true);
+  return jsonb_build_object('jsonrpc', '2.0', 'id', id, 'result', jsonb_build_object(
+    'content', jsonb_build_array(jsonb_build_object('type', 'text', 'text', v::text))));
+end
+$$;
+revoke all on function bench.floor_like_noop(jsonb, jsonb) from public;
+grant execute on function bench.floor_like_noop(jsonb, jsonb) to chumbo_edge;

@@ -35,7 +35,7 @@ pub(super) struct Stamp {
 
 impl Catalog {
     pub(super) fn overloaded(&self) -> HashMap<&str, bool> {
-        let mut counts: HashMap<&str, usize> = HashMap::new();
+        let mut counts: HashMap<&str, usize> = HashMap::default();
         for s in &self.stamps {
             *counts.entry(&*s.name).or_default() += 1;
         }
@@ -76,7 +76,7 @@ pub(super) fn read_stamps(only: Option<&[u32]>) -> Vec<Stamp> {
 pub(super) fn read_type_stamps(types: &[u32]) -> HashMap<u32, String> {
     let types: Vec<pg_sys::Oid> = types.iter().map(|&t| t.into()).collect();
     Spi::connect(|c| {
-        let mut stamps = HashMap::new();
+        let mut stamps = HashMap::default();
         for row in session::run_kept(
             c,
             include_str!("../../../sql/reflect_types.sql"),
@@ -241,7 +241,7 @@ pub(super) fn read_all_but_functions() -> Catalog {
     })
     .unwrap_or_default();
     let keys: HashMap<String, Vec<u8>> = Spi::connect(|c| {
-        let mut keys = HashMap::new();
+        let mut keys = HashMap::default();
         for row in c.select("select name, secret from chumbo.keys", None, &[])? {
             if let (Some(n), Some(k)) = (row.get::<String>(1)?, row.get::<Vec<u8>>(2)?) {
                 keys.insert(n, k);

@@ -57,14 +57,14 @@ thread_local! {
     static CAPABILITY_SEARCH_PATH: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
-/// Runs `f` with `search_path` set to `path`; the previous value is back afterwards, however `f`
-/// ends (as a function's `SET search_path` clause does).
-fn with_search_path<R>(path: &str, f: impl FnOnce() -> R) -> R {
-    // SAFETY: the nest level is closed below on success and in the catch on error (an enclosing
-    // subtransaction's rollback would close it too); AtEOXact_GUC only restores settings.
+/// Runs `f` with these settings, restored afterwards however `f` ends (as a function's `SET`).
+pub fn with_settings<R>(settings: &[(&str, &str)], f: impl FnOnce() -> R) -> R {
+    // SAFETY: the nest level is closed below on success and in the catch (AtEOXact_GUC only restores).
     let level = unsafe { pg_sys::NewGUCNestLevel() };
     let r = PgTryBuilder::new(std::panic::AssertUnwindSafe(|| {
-        set_guc("search_path", path);
+        settings
+            .iter()
+            .for_each(|(name, value)| set_guc(name, value));
         f()
     }))
     .catch_others(|e| {
@@ -83,7 +83,7 @@ fn with_own_search_path<R>(f: impl FnOnce() -> R) -> R {
     if current_setting("search_path").as_deref() == Some(OWN_SEARCH_PATH) {
         f()
     } else {
-        with_search_path(OWN_SEARCH_PATH, f)
+        with_settings(&[("search_path", OWN_SEARCH_PATH)], f)
     }
 }
 
@@ -133,7 +133,7 @@ pub fn serve_request<R>(f: impl FnOnce() -> R) -> R {
     let caller = current_setting("search_path").unwrap_or_default();
     CAPABILITY_SEARCH_PATH.with(|p| *p.borrow_mut() = Some(capability_search_path(&caller)));
     PgTryBuilder::new(std::panic::AssertUnwindSafe(|| {
-        with_search_path(OWN_SEARCH_PATH, f)
+        with_settings(&[("search_path", OWN_SEARCH_PATH)], f)
     }))
     .finally(|| CAPABILITY_SEARCH_PATH.with(|p| *p.borrow_mut() = None))
     .execute()

@@ -298,8 +298,7 @@ EDGE_PID="$(cat "$STATE/$EDGE_ID.pid")"
 # (protobuf) to a sink that answers 200 and drops them: what tracing costs the edge and the
 # database (the spans the database times and returns), apart from a collector's own work. Same
 # public URL, so the same tokens (their audience) are valid on it.
-node -e 'require("http").createServer((q, s) => { q.resume(); q.on("end", () => s.end()); }).listen(+process.argv[1], "127.0.0.1")' \
-  "$SINK_PORT" &
+node bench/otlp-sink.mjs "$SINK_PORT" 2>>"$WORK/otlp-sink.log" &
 SINK_PID=$!
 CHUMBO_EDGE_ID=$TRACED_ID CHUMBO_PORT=$TRACED_PORT CHUMBO_DB_POOL=$DB_POOL EDGE_DATABASE_URL="$DBURL" \
   OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$SINK_PORT" OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf \

@@ -251,10 +251,14 @@ def render(results_path, meta_path, out_path):
             "req/s", "≥ 4×", lambda r: r >= 4)
         row(f"end to end, c={c}: p99 latency", a and a["p99_us"], b and b["p99_us"], "ms", "≤ 0.25×", lambda r: r <= 0.25,
             digits=1, scale=1e-3)
+    ratio = meta.get("trace_ratio")
     for c in (8, 32):
-        a, t = e2e.get(("chumbo", c)), e2e.get(("chumbo_traced", c))
+        a, t, sm = e2e.get(("chumbo", c)), e2e.get(("chumbo_traced", c)), e2e.get(("chumbo_sampled", c))
         row(f"end to end, traces exported (OTLP, every request sampled) vs off, c={c}: req/s", t and t["rps"],
             a and a["rps"], "req/s", "≥ 0.9×", lambda r: r >= 0.9)
+        if ratio:
+            row(f"end to end, traces exported (OTLP, `parentbased_traceidratio` {ratio}: that share of the requests "
+                f"sampled) vs off, c={c}: req/s", sm and sm["rps"], a and a["rps"], "req/s", "≥ 0.9×", lambda r: r >= 0.9)
     for c in (8, 32):
         a, raw = e2e.get(("chumbo", c)), g("raw_call_page", c)
         row(f"end to end vs the raw query alone (pgbench, no JSON, no HTTP), c={c}", a and a["rps"], tps(raw),
@@ -294,6 +298,8 @@ def render(results_path, meta_path, out_path):
     for c in sorted({c for _, c in e2e}):
         cpu_row(f"end to end, chumbo (wrk → edge → `chumbo.http`), c={c}", e2e.get(("chumbo", c)), (e2e.get(("chumbo", c)) or {}).get("requests"))
         cpu_row(f"end to end, chumbo exporting traces, c={c}", e2e.get(("chumbo_traced", c)), (e2e.get(("chumbo_traced", c)) or {}).get("requests"))
+        cpu_row(f"end to end, chumbo exporting traces of {meta.get('trace_ratio')} of the requests, c={c}", e2e.get(("chumbo_sampled", c)),
+                (e2e.get(("chumbo_sampled", c)) or {}).get("requests"))
         cpu_row(f"end to end, reference (wrk → Node → pg), c={c}", e2e.get(("reference", c)), (e2e.get(("reference", c)) or {}).get("requests"))
         cpu_row(f"raw query alone (pgbench), c={c}", g("raw_call_page", c), (g("raw_call_page", c) or {}).get("n"))
     for name, label in (("chumbo_call_page", f"`chumbo.handle` tools/call, {f(rp)} rows"),

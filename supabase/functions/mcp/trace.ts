@@ -70,8 +70,10 @@ const PHASE = { kind: SpanKind.INTERNAL, startTime: 0, attributes: { "db.system.
  * database times phases only for a sampled trace). A `params._meta.traceparent` in the body still
  * wins there. */
 export function traced(request: HttpRequest): HttpRequest {
+  // Deno's HTTP span context is valid when there is one (isSpanContextValid's regexes, run on
+  // every request, are measurable); an all-zero id would only make the database start a trace.
   const http = trace.getActiveSpan()?.spanContext();
-  if (!http || !trace.isSpanContextValid(http)) return { ...request, trace: true };
+  if (!http?.traceId) return { ...request, trace: true };
   const flags = http.traceFlags & 1 ? "01" : "00";
   const headers = { ...(request.headers as Record<string, string>) };
   headers.traceparent = `00-${http.traceId}-${http.spanId}-${flags}`;
@@ -92,8 +94,7 @@ export function exportSpans(result: HttpResult): void {
       if (result.status >= 400) http?.setAttribute("error.type", String(result.status));
       return;
     }
-    const own = http?.spanContext();
-    let byHttp: Context | undefined;
+    let own: SpanContext | undefined, byHttp: Context | undefined;
     for (let i = 0; i < messages.length; i++) {
       const m = messages[i];
       duration.record((m.end_us - m.start_us) / 1e6, attributes(m, false));
@@ -106,6 +107,7 @@ export function exportSpans(result: HttpResult): void {
       const before = i === 0 && requestPhases?.length ? requestPhases : undefined;
       let start = m.start_us, end = m.end_us;
       if (before) { for (const c of before) if (c.start_us < start) start = c.start_us; }
+      own ??= http?.spanContext();
       const remote = remoteParent(own, m);
       const span = tracer.startSpan(
         spanName(m),

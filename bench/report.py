@@ -251,13 +251,13 @@ def render(results_path, meta_path, out_path):
             "req/s", "≥ 4×", lambda r: r >= 4)
         row(f"end to end, c={c}: p99 latency", a and a["p99_us"], b and b["p99_us"], "ms", "≤ 0.25×", lambda r: r <= 0.25,
             digits=1, scale=1e-3)
-    ratio = meta.get("trace_ratio")
+    trace_ratio = meta.get("trace_ratio")
     for c in (8, 32):
         a, t, sm = e2e.get(("chumbo", c)), e2e.get(("chumbo_traced", c)), e2e.get(("chumbo_sampled", c))
         row(f"end to end, traces exported (OTLP, every request sampled) vs off, c={c}: req/s", t and t["rps"],
             a and a["rps"], "req/s", "≥ 0.9×", lambda r: r >= 0.9)
-        if ratio:
-            row(f"end to end, traces exported (OTLP, `parentbased_traceidratio` {ratio}: that share of the requests "
+        if trace_ratio:
+            row(f"end to end, traces exported (OTLP, `parentbased_traceidratio` {trace_ratio}: that share of the requests "
                 f"sampled) vs off, c={c}: req/s", sm and sm["rps"], a and a["rps"], "req/s", "≥ 0.9×", lambda r: r >= 0.9)
     for c in (8, 32):
         a, raw = e2e.get(("chumbo", c)), g("raw_call_page", c)

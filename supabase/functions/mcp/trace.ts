@@ -5,7 +5,8 @@
 // MCP semantic conventions, with the phases the extension timed inside PostgreSQL (http_parts'
 // `spans` column) as its children. What goes into a span is what the database reported as facts
 // (method, tool or prompt name, id, protocol version, outcome) and times: never arguments, results,
-// headers, tokens or rows.
+// headers, tokens or rows. And the conventions' metrics: each message's duration, and each
+// subscriptions/listen stream's as a session.
 import {
   type Context,
   metrics,
@@ -62,6 +63,8 @@ type Spans = { total_us: number; spans: Phase[]; messages: Message[] };
 
 const TRACE_ID = /^[0-9a-f]{32}$/;
 const SPAN_ID = /^[0-9a-f]{16}$/;
+/** The options of every phase span, one object reused (startSpan reads them at once): a request's
+ * spans are the edge's costliest part of tracing (docs/observability.md, "What it costs"). */
 const PHASE = { kind: SpanKind.INTERNAL, startTime: 0, attributes: { "db.system.name": "postgresql" } };
 
 /** The request as the database takes it when traced: it asks for the `spans` column, and carries

@@ -7,7 +7,10 @@
 # PostgreSQL comes from /proc (bench/report.py cpu). Prints one line per side and concurrency.
 # Environment: EDGEAB_PG_PORT (55801), EDGEAB_A_PORT (55811), EDGEAB_B_PORT (55812), EDGEAB_CLIENTS
 # ("8 32"), EDGEAB_ROUNDS (3), EDGEAB_SECONDS (10), EDGEAB_A_FLAGS / EDGEAB_B_FLAGS (CHUMBO_EDGE_V8_FLAGS
-# per side, default: what each side's scripts/edge.sh sets).
+# per side, default: what each side's scripts/edge.sh sets), EDGEAB_A_ENV / EDGEAB_B_ENV (more
+# environment for a side, "VAR=VALUE ...", e.g. OTEL_TRACES_SAMPLER=always_off), EDGEAB_A_OTLP /
+# EDGEAB_B_OTLP (1: the side exports traces and metrics, http/protobuf, to a sink on
+# EDGEAB_SINK_PORT (55813) that takes and drops them, as bench/run.sh's traced edge does).
 set -euo pipefail
 source "$(dirname "$0")/../scripts/lib.sh"
 cd "$ROOT"
@@ -24,8 +27,11 @@ DB=chumbo_bench
 CALL_PAGE='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_projects","arguments":{"status":"archived"}}}'
 rm -rf "$WORK"; mkdir -p "$WORK"
 
+SINK_PORT="${EDGEAB_SINK_PORT:-55813}"
+SINK_PID=
 as_pg() { (cd "$DIR" && env -u RUST_BACKTRACE runuser -u postgres -- "$@"); }
 cleanup() {
+  if [[ -n "$SINK_PID" ]]; then kill "$SINK_PID" 2>/dev/null || true; fi
   for s in a b; do
     CHUMBO_EDGE_ID=edgeab-$s "$WORK/$s/scripts/edge.sh" stop >/dev/null 2>&1 || true
   done
@@ -63,13 +69,22 @@ DBURL="postgres://chumbo_edge:$EDGE_PW@127.0.0.1:$PORT/$DB"
 q "$DB" -At -c "select chumbo.configure('{\"max_in_flight\": 64}') is not null" >/dev/null
 PM_PID="$(head -1 "$DIR/data/postmaster.pid")"
 
+if [[ -n "${EDGEAB_A_OTLP:-}${EDGEAB_B_OTLP:-}" ]]; then
+  node bench/otlp-sink.mjs "$SINK_PORT" &
+  SINK_PID=$!
+fi
 declare -A URL PID
 for s in a b; do
   p="${EDGEAB_A_PORT:-55811}"; [[ $s == b ]] && p="${EDGEAB_B_PORT:-55812}"
-  flags_var="EDGEAB_${s^^}_FLAGS"
+  flags_var="EDGEAB_${s^^}_FLAGS" env_var="EDGEAB_${s^^}_ENV" otlp_var="EDGEAB_${s^^}_OTLP"
+  # shellcheck disable=SC2206  # "VAR=VALUE ..." splits into words on purpose
+  side_env=(${!env_var:-})
+  if [[ -n "${!otlp_var:-}" ]]; then
+    side_env+=(OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$SINK_PORT" OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf)
+  fi
   URL[$s]="http://127.0.0.1:$p/functions/v1/mcp"
   # One audience for both sides' tokens: CHUMBO_PUBLIC_URL is the same string on both.
-  env ${!flags_var+CHUMBO_EDGE_V8_FLAGS="${!flags_var}"} CHUMBO_EDGE_ID=edgeab-$s CHUMBO_PORT="$p" \
+  env ${!flags_var+CHUMBO_EDGE_V8_FLAGS="${!flags_var}"} "${side_env[@]}" CHUMBO_EDGE_ID=edgeab-$s CHUMBO_PORT="$p" \
     CHUMBO_PUBLIC_URL="http://localhost/functions/v1/mcp" EDGE_DATABASE_URL="$DBURL" \
     "$WORK/$s/scripts/edge.sh" start >/dev/null
   PID[$s]="$(cat "$WORK/$s/.chumbo/edgeab-$s.pid")"
@@ -78,7 +93,7 @@ TOKEN="$(CHUMBO_PUBLIC_URL="http://localhost/functions/v1/mcp" deno run -A scrip
 
 run() { # SIDE CLIENTS SECONDS OUT
   MCP_TOKEN="$TOKEN" MCP_BODY="$CALL_PAGE" MCP_EXPECT='"Acme project' MCP_FORBID=Globex \
-    python3 bench/report.py cpu "$4.cpu.json" 0 postgres="$PM_PID" edge="${PID[$1]}" -- \
+    python3 bench/report.py cpu "$4.cpu.json" 0 postgres="$PM_PID" edge="${PID[$1]}" edge_js="${PID[$1]}:main" -- \
     wrk -t "$(($2 < 2 ? $2 : 2))" -c "$2" -d "${3}s" --timeout 30s -s bench/wrk/mcp.lua "${URL[$1]}" >"$4" 2>&1 || true
   grep -q '^RESULT .* bad=0$' "$4" || { cat "$4" >&2; die "wrk side $1 c=$2: failed or bad responses"; }
 }

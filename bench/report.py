@@ -2,8 +2,8 @@
 """Helpers of bench/run.sh.
 
   report.py pgbench WARMUP_S warm|cold LOG_PREFIX...   steady-state numbers of a pgbench point (JSON line)
-  report.py cpu OUT.json AFTER_S NAME=PID... -- COMMAND...
-                                                CPU time of process trees while COMMAND runs
+  report.py cpu OUT.json AFTER_S NAME=PID[:main]... -- COMMAND...
+                                                CPU time of process trees (or a main thread) while COMMAND runs
   report.py e2e ROUND.txt...                    one end-to-end point from its wrk rounds (JSON line)
   report.py render RESULTS.jsonl META.json OUT  writes bench/RESULTS.md (never edit that by hand)
 """
@@ -44,6 +44,23 @@ def proc_table():
     return table
 
 
+def thread_ticks(pid):
+    """CPU ticks of one process's main thread alone (/proc/PID/task/PID: in Deno, where JavaScript
+    runs; the rest of the process is Rust threads, e.g. the OpenTelemetry exporter's)."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/stat") as fh:
+            s = fh.read()
+    except OSError:
+        return 0
+    x = s[s.rindex(")") + 2:].split()
+    return int(x[11]) + int(x[12])
+
+
+def ticks(table, spec):
+    """NAME=PID: the process tree's ticks; NAME=PID:main: its main thread's."""
+    return thread_ticks(int(spec[:-5])) if spec.endswith(":main") else tree_ticks(table, int(spec))
+
+
 def tree_ticks(table, root):
     """CPU ticks of ROOT and its descendants: each live process's own time plus what it collected
     from the children it reaped (a backend that exited is in the postmaster's cutime), so a
@@ -69,11 +86,11 @@ def cpu(out, after, *args):
     child = subprocess.Popen(cmd)
     time.sleep(float(after))  # the warm-up the caller excludes (pgbench -l tells what fell after)
     t0, table = time.time(), proc_table()
-    start = {n: tree_ticks(table, int(p)) for n, p in groups.items()}
+    start = {n: ticks(table, p) for n, p in groups.items()}
     load0 = table.get(child.pid, (0, 0, 0))[1]
     _, status, usage = os.wait4(child.pid, 0)
     t1, table = time.time(), proc_table()
-    cpu_s = {n: (tree_ticks(table, int(p)) - start[n]) / TICK for n, p in groups.items()}
+    cpu_s = {n: (ticks(table, p) - start[n]) / TICK for n, p in groups.items()}
     cpu_s["load"] = usage.ru_utime + usage.ru_stime - load0 / TICK
     json.dump({"t0": t0, "t1": t1, "cpu_s": cpu_s}, open(out, "w"))
     sys.exit(os.waitstatus_to_exitcode(status))
@@ -261,10 +278,15 @@ def render(results_path, meta_path, out_path):
     row("tools/list while one tool's COMMENT changes every second (1,000 tools, c=8) vs warm",
         tps(g("list_1000_ddl1s")), tps(g("list_1000")), "TPS", "≥ 0.9× in every round", lambda r: r >= 0.9,
         also=(min(ddl) >= 0.9, "rounds " + ", ".join(f"{x:.2f}×" for x in ddl)) if ddl else None)
+    trace_ratio = meta.get("trace_ratio")
     for c in (8, 32):
-        a, t = e2e.get(("chumbo", c)), e2e.get(("chumbo_traced", c))
+        a, t, sm = e2e.get(("chumbo", c)), e2e.get(("chumbo_traced", c)), e2e.get(("chumbo_sampled", c))
         row(f"issue 30: end to end, traces exported (OTLP, every request sampled) vs off, c={c}: req/s", t and t["rps"],
             a and a["rps"], "req/s", "≥ 0.9×", lambda r: r >= 0.9)
+        if trace_ratio:
+            row(f"issue 30: end to end, traces exported (OTLP, `parentbased_traceidratio` {trace_ratio}: that share of the "
+                f"requests sampled) vs off, c={c}: req/s", sm and sm["rps"], a and a["rps"], "req/s", "≥ 0.9×",
+                lambda r: r >= 0.9)
     w("")
     rb = {db: reg_bytes(db) for db in ("chumbo_bench", "chumbo_bench_1k", "chumbo_bench_10k")}
     w("Capability cache per backend (RssAnon after the first tools/list minus before, less the same for the 14-tool "
@@ -296,6 +318,8 @@ def render(results_path, meta_path, out_path):
     for c in sorted({c for _, c in e2e}):
         cpu_row(f"end to end, chumbo (wrk → edge → `chumbo.http`), c={c}", e2e.get(("chumbo", c)), (e2e.get(("chumbo", c)) or {}).get("requests"))
         cpu_row(f"end to end, chumbo exporting traces, c={c}", e2e.get(("chumbo_traced", c)), (e2e.get(("chumbo_traced", c)) or {}).get("requests"))
+        cpu_row(f"end to end, chumbo exporting traces of {meta.get('trace_ratio')} of the requests, c={c}", e2e.get(("chumbo_sampled", c)),
+                (e2e.get(("chumbo_sampled", c)) or {}).get("requests"))
         cpu_row(f"end to end, reference (wrk → Node → pg), c={c}", e2e.get(("reference", c)), (e2e.get(("reference", c)) or {}).get("requests"))
         cpu_row(f"raw query alone (pgbench), c={c}", g("raw_call_page", c), (g("raw_call_page", c) or {}).get("n"))
     for name, label in (("chumbo_call_page", f"`chumbo.handle` tools/call, {f(rp)} rows"),

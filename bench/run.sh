@@ -28,7 +28,8 @@
 # connections of each HTTP server, the edge and the reference alike; 8, both servers' default),
 # BENCH_PG_PORT (54380),
 # BENCH_EDGE_PORT (54381), BENCH_REF_PORT (54382), BENCH_TRACED_EDGE_PORT (54383),
-# BENCH_OTLP_SINK_PORT (54384), BENCH_OUT (bench/RESULTS.md).
+# BENCH_OTLP_SINK_PORT (54384), BENCH_SAMPLED_EDGE_PORT (54385), BENCH_TRACE_RATIO (0.1: the share
+# of requests the sampled edge traces), BENCH_OUT (bench/RESULTS.md).
 set -euo pipefail
 source "$(dirname "$0")/../scripts/lib.sh"
 cd "$ROOT"
@@ -45,6 +46,8 @@ EDGE_PORT="${BENCH_EDGE_PORT:-54381}"
 REF_PORT="${BENCH_REF_PORT:-54382}"
 TRACED_PORT="${BENCH_TRACED_EDGE_PORT:-54383}"   # a second edge exporting traces (issue 30)
 SINK_PORT="${BENCH_OTLP_SINK_PORT:-54384}"       # an OTLP/HTTP endpoint that takes and drops them
+SAMPLED_PORT="${BENCH_SAMPLED_EDGE_PORT:-54385}"  # a third edge tracing a share of the requests
+TRACE_RATIO="${BENCH_TRACE_RATIO:-0.1}"
 PAGE_ROWS="${BENCH_PAGE_ROWS:-50}"
 DB_POOL="${BENCH_DB_POOL:-8}"
 OUT="${BENCH_OUT:-$ROOT/bench/RESULTS.md}"
@@ -58,6 +61,7 @@ WORK="$STATE/bench"          # raw outputs of this run (git-ignored)
 RESULTS="$WORK/results.jsonl"
 EDGE_ID=bench-edge
 TRACED_ID=bench-edge-traced
+SAMPLED_ID=bench-edge-sampled
 SINK_PID=
 EDGE_URL="http://localhost:$EDGE_PORT/functions/v1/mcp"
 REF_URL="http://127.0.0.1:$REF_PORT/mcp"
@@ -91,6 +95,7 @@ cleanup() {
   if [[ -n "$SINK_PID" ]]; then kill "$SINK_PID" 2>/dev/null || true; fi
   CHUMBO_EDGE_ID=$EDGE_ID CHUMBO_PORT=$EDGE_PORT "$ROOT/scripts/edge.sh" stop >/dev/null 2>&1 || true
   CHUMBO_EDGE_ID=$TRACED_ID CHUMBO_PORT=$TRACED_PORT "$ROOT/scripts/edge.sh" stop >/dev/null 2>&1 || true
+  CHUMBO_EDGE_ID=$SAMPLED_ID CHUMBO_PORT=$SAMPLED_PORT "$ROOT/scripts/edge.sh" stop >/dev/null 2>&1 || true
   if [[ -f "$DIR/data/PG_VERSION" ]]; then as_pg "$PG_BIN/pg_ctl" -D "$DIR/data" -m fast -w stop >/dev/null 2>&1 || true; fi
 }
 trap cleanup EXIT
@@ -320,14 +325,22 @@ EDGE_PID="$(cat "$STATE/$EDGE_ID.pid")"
 # (protobuf) to a sink that answers 200 and drops them: what tracing costs the edge and the
 # database (the spans the database times and returns), apart from a collector's own work. Same
 # public URL, so the same tokens (their audience) are valid on it.
-node -e 'require("http").createServer((q, s) => { q.resume(); q.on("end", () => s.end()); }).listen(+process.argv[1], "127.0.0.1")' \
-  "$SINK_PORT" &
+node bench/otlp-sink.mjs "$SINK_PORT" 2>>"$WORK/otlp-sink.log" &
 SINK_PID=$!
 CHUMBO_EDGE_ID=$TRACED_ID CHUMBO_PORT=$TRACED_PORT CHUMBO_DB_POOL=$DB_POOL EDGE_DATABASE_URL="$DBURL" \
   OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$SINK_PORT" OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf \
   OTEL_SERVICE_NAME=chumbo-bench "$ROOT/scripts/edge.sh" start >/dev/null
 TRACED_PID="$(cat "$STATE/$TRACED_ID.pid")"
 TRACED_URL="http://127.0.0.1:$TRACED_PORT/functions/v1/mcp"
+# And one that samples as a production deployment would: the standard parent-based ratio sampler
+# (Deno reads OTEL_TRACES_SAMPLER), so TRACE_RATIO of the requests (wrk sends no traceparent: each
+# is a root) export their spans; the others still record the duration histogram.
+CHUMBO_EDGE_ID=$SAMPLED_ID CHUMBO_PORT=$SAMPLED_PORT CHUMBO_DB_POOL=$DB_POOL EDGE_DATABASE_URL="$DBURL" \
+  OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$SINK_PORT" OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf \
+  OTEL_TRACES_SAMPLER=parentbased_traceidratio OTEL_TRACES_SAMPLER_ARG="$TRACE_RATIO" \
+  OTEL_SERVICE_NAME=chumbo-bench-sampled "$ROOT/scripts/edge.sh" start >/dev/null
+SAMPLED_PID="$(cat "$STATE/$SAMPLED_ID.pid")"
+SAMPLED_URL="http://127.0.0.1:$SAMPLED_PORT/functions/v1/mcp"
 DATABASE_URL="$DBURL" JWKS_FILE="$WORK/jwks.json" JWT_ISSUER="$ISSUER" JWT_AUDIENCE="$EDGE_URL" PORT="$REF_PORT" \
   DB_POOL="$DB_POOL" node bench/reference/server.mjs >"$WORK/reference.log" 2>&1 &
 REF_PID=$!
@@ -347,7 +360,8 @@ jq -Rsc --argjson rc "$vrc" '{kind:"verify", rc:$rc, text:.}' "$WORK/verify.txt"
 
 # wrk_run SERVER URL CLIENTS SECONDS OUT: one wrk run, CPU time per process tree over it.
 wrk_run() {
-  local edge="$EDGE_PID"; [[ $1 == chumbo_traced ]] && edge="$TRACED_PID"
+  local edge="$EDGE_PID"
+  case "$1" in chumbo_traced) edge="$TRACED_PID" ;; chumbo_sampled) edge="$SAMPLED_PID" ;; esac
   MCP_TOKEN="$ALICE_TOKEN" MCP_BODY="$CALL_PAGE" MCP_EXPECT='"Acme project' MCP_FORBID=Globex \
     python3 bench/report.py cpu "$5.cpu.json" 0 postgres="$(PM_PID)" edge="$edge" reference="$REF_PID" -- \
     wrk -t "$(( $3 < 2 ? $3 : 2 ))" -c "$3" -d "${4}s" --timeout 30s -s bench/wrk/mcp.lua "$2" >"$5" 2>&1 || true
@@ -357,23 +371,27 @@ wrk_run() {
 # the tool's query alone (pgbench as a login role whose session is already `authenticated` with
 # Alice's claims: one round trip, no JSON, no HTTP).
 RAW_OPTIONS="-c role=authenticated -c request.jwt.claims=$ALICE_CLAIMS"
-server_url() { case "$1" in chumbo) echo "$EDGE_URL" ;; chumbo_traced) echo "$TRACED_URL" ;; *) echo "$REF_URL" ;; esac; }
+server_url() {
+  case "$1" in chumbo) echo "$EDGE_URL" ;; chumbo_traced) echo "$TRACED_URL" ;; chumbo_sampled) echo "$SAMPLED_URL" ;;
+    *) echo "$REF_URL" ;; esac
+}
+SERVERS=(chumbo chumbo_traced chumbo_sampled reference)
 for c in $E2E_CLIENTS; do
   secs=$(( (SECS + ROUNDS - 1) / ROUNDS ))
-  for s in chumbo chumbo_traced reference; do
+  for s in "${SERVERS[@]}"; do
     url="$(server_url "$s")"
     log "wrk $s c=$c warm-up (2 s)"
     wrk_run "$s" "${url/localhost/127.0.0.1}" "$c" 2 "$WORK/wrk-warmup-$s-c$c.txt"
   done
   for r in $(seq "$ROUNDS"); do
-    for s in chumbo chumbo_traced reference; do
+    for s in "${SERVERS[@]}"; do
       url="$(server_url "$s")"
       log "wrk $s c=$c round $r (${secs}s)"
       wrk_run "$s" "${url/localhost/127.0.0.1}" "$c" "$secs" "$WORK/wrk-$s-c$c-r$r.txt"
     done
     PGB_OPTIONS="$RAW_OPTIONS" pgb_round raw_call_page "$DB10" $P/raw_call_page.sql "$c" "$secs" 0 "$r"
   done
-  for s in chumbo chumbo_traced reference; do
+  for s in "${SERVERS[@]}"; do
     python3 bench/report.py e2e "$WORK/wrk-$s-c$c-r"*.txt |
       jq -c --arg server "$s" --argjson c "$c" '. + {kind:"e2e", server:$server, c:$c}' >>"$RESULTS"
     grep -h '^BADSAMPLE' "$WORK/wrk-$s-c$c-r"*.txt | head -1 |
@@ -403,7 +421,8 @@ build_kind() {
 jq -n \
   --arg started "$STARTED" --arg finished "$(date -u +%FT%TZ)" --arg elapsed "$((SECONDS - T0))" \
   --arg command "make bench (bench/run.sh)" \
-  --arg env "BENCH_SECONDS=$SECS BENCH_ROUNDS=$ROUNDS BENCH_WARMUP=$WARMUP BENCH_CLIENTS=\"$CLIENTS\" BENCH_E2E_CLIENTS=\"$E2E_CLIENTS\" BENCH_PAGE_ROWS=$PAGE_ROWS BENCH_DB_POOL=$DB_POOL BENCH_EXTRA=$EXTRA" \
+  --arg env "BENCH_SECONDS=$SECS BENCH_ROUNDS=$ROUNDS BENCH_WARMUP=$WARMUP BENCH_CLIENTS=\"$CLIENTS\" BENCH_E2E_CLIENTS=\"$E2E_CLIENTS\" BENCH_PAGE_ROWS=$PAGE_ROWS BENCH_DB_POOL=$DB_POOL BENCH_EXTRA=$EXTRA BENCH_TRACE_RATIO=$TRACE_RATIO" \
+  --arg trace_ratio "$TRACE_RATIO" \
   --arg nproc "$(nproc)" --arg cpu "$(lscpu | sed -n 's/^Model name: *//p' | head -1)" \
   --arg mem "$(free -h | awk '/^Mem:/ {print $2}')" --arg load "$(cut -d' ' -f1-3 /proc/loadavg)" \
   --arg kernel "$(uname -r)" \

@@ -6,7 +6,11 @@
 //!
 //! And spans out: when the edge asks for them (it exports traces), the phases of a request are
 //! timed here ([timed]) and handed back with the answer ([take_spans]); the database exports
-//! nothing itself. When the edge does not ask, [timed] only runs its work.
+//! nothing itself. When the edge does not ask, [timed] only runs its work. Each span costs the
+//! edge far more than timing it costs here (its export: bench/RESULTS.md), so the phases come back
+//! in a few groups ([group]), and only for a message whose trace is sampled (its parent's flags:
+//! the edge's own sampling decision, or the client's `_meta.traceparent`); every message's facts
+//! come back either way, for the edge's duration metric.
 
 use serde_json::{json, Map, Value};
 use std::cell::RefCell;
@@ -116,8 +120,10 @@ struct Recording {
     spans: Vec<Span>,
     /// Finished messages, as JSON.
     messages: Vec<Value>,
-    /// The message in progress: when it began, and its phases.
-    current: Option<(u64, Vec<Span>)>,
+    /// The message in progress: when it began, its phases, and whether its trace is sampled.
+    current: Option<(u64, Vec<Span>, bool)>,
+    /// Whether the first message's trace is sampled (the request's phases go under its span).
+    first_sampled: Option<bool>,
 }
 
 impl Recording {
@@ -129,6 +135,18 @@ impl Recording {
 thread_local! {
     /// The spans of the request in progress, when its edge asked for them.
     static RECORDING: RefCell<Option<Recording>> = const { RefCell::new(None) };
+}
+
+/// The span a phase is recorded in: the request's work before its first message is one span
+/// (`authenticate`: the registry, the token, the caller, admission), and the checks before a tool
+/// runs another (`policy`: policy, approval, idempotency); `execute`, `render` and `audit` are
+/// their own. Consecutive phases of one group become one span.
+fn group(phase: &'static str) -> &'static str {
+    match phase {
+        "registry" | "identify" | "admit" => "authenticate",
+        "approval" | "idempotency" => "policy",
+        other => other,
+    }
 }
 
 fn spans_json(spans: &[Span]) -> Value {
@@ -149,6 +167,7 @@ pub fn record_spans(on: bool) {
             spans: vec![],
             messages: vec![],
             current: None,
+            first_sampled: None,
         })
     });
 }
@@ -176,25 +195,33 @@ impl Drop for Phase {
         // Never borrowed across `work`: this borrow cannot fail, even while unwinding.
         RECORDING.with(|r| {
             if let Some(rec) = r.borrow_mut().as_mut() {
-                let span = Span {
-                    name: self.name,
-                    start_us: self.start_us,
-                    end_us: rec.now_us(),
+                let end_us = rec.now_us();
+                let spans = match rec.current.as_mut() {
+                    Some((_, spans, true)) => spans,
+                    Some((_, _, false)) => return, // not sampled: no phase of it is exported
+                    None => &mut rec.spans,
                 };
-                match rec.current.as_mut() {
-                    Some((_, spans)) => spans.push(span),
-                    None => rec.spans.push(span),
+                let name = group(self.name);
+                match spans.last_mut() {
+                    Some(last) if last.name == name => last.end_us = end_us,
+                    _ => spans.push(Span {
+                        name,
+                        start_us: self.start_us,
+                        end_us,
+                    }),
                 }
             }
         });
     }
 }
 
-/// A JSON-RPC message begins: the phases timed from now on are its own.
-pub fn message_begins() {
+/// A JSON-RPC message begins: the phases timed from now on are its own, recorded only when its
+/// trace is `sampled`.
+pub fn message_begins(sampled: bool) {
     RECORDING.with(|r| {
         if let Some(rec) = r.borrow_mut().as_mut() {
-            rec.current = Some((rec.now_us(), vec![]));
+            rec.first_sampled.get_or_insert(sampled);
+            rec.current = Some((rec.now_us(), vec![], sampled));
         }
     });
 }
@@ -203,9 +230,10 @@ pub fn message_begins() {
 pub fn message_ends(facts: MessageFacts) {
     RECORDING.with(|r| {
         if let Some(rec) = r.borrow_mut().as_mut() {
-            let (start_us, spans) = rec.current.take().unwrap_or((rec.now_us(), vec![]));
+            let (start_us, spans, sampled) =
+                rec.current.take().unwrap_or((rec.now_us(), vec![], false));
             let end_us = rec.now_us();
-            rec.messages.push(json!({
+            let mut message = json!({
                 "method": facts.method,
                 "target": facts.target,
                 "request_id": facts.request_id,
@@ -216,8 +244,11 @@ pub fn message_ends(facts: MessageFacts) {
                 "outcome": facts.outcome,
                 "start_us": start_us,
                 "end_us": end_us,
-                "spans": spans_json(&spans),
-            }));
+            });
+            if sampled {
+                message["spans"] = spans_json(&spans);
+            }
+            rec.messages.push(message);
         }
     });
 }
@@ -226,9 +257,13 @@ pub fn message_ends(facts: MessageFacts) {
 /// ended.
 pub fn take_spans() -> Option<String> {
     RECORDING.with(|r| r.borrow_mut().take()).map(|rec| {
+        let request_spans = match rec.first_sampled {
+            Some(false) => &[][..],
+            _ => &rec.spans[..],
+        };
         json!({
             "total_us": rec.now_us(),
-            "spans": spans_json(&rec.spans),
+            "spans": spans_json(request_spans),
             "messages": rec.messages,
         })
         .to_string()
@@ -280,8 +315,11 @@ mod tests {
         assert_eq!(timed("execute", || 7), 7);
         assert_eq!(take_spans(), None);
         record_spans(true);
+        timed("registry", || ());
         timed("authenticate", || ());
-        message_begins();
+        message_begins(true);
+        timed("policy", || ());
+        timed("idempotency", || ());
         timed("execute", || ());
         message_ends(MessageFacts {
             method: "tools/call",
@@ -294,14 +332,37 @@ mod tests {
             outcome: "ok",
         });
         let got: Value = serde_json::from_str(&take_spans().unwrap()).unwrap();
+        // consecutive phases of one group are one span
+        assert_eq!(got["spans"].as_array().unwrap().len(), 1);
         assert_eq!(got["spans"][0]["name"], "authenticate");
         assert_eq!(got["messages"][0]["target"], "greet");
-        assert_eq!(got["messages"][0]["spans"][0]["name"], "execute");
+        assert_eq!(got["messages"][0]["spans"][0]["name"], "policy");
+        assert_eq!(got["messages"][0]["spans"][1]["name"], "execute");
         let m = &got["messages"][0];
         assert!(m["start_us"].as_u64() <= m["spans"][0]["start_us"].as_u64());
-        assert!(m["spans"][0]["end_us"].as_u64() <= m["end_us"].as_u64());
+        assert!(m["spans"][1]["end_us"].as_u64() <= m["end_us"].as_u64());
         // taken once: the next request starts clean
         assert_eq!(take_spans(), None);
+
+        // a message whose trace is not sampled: its facts, no phase of it nor of the request
+        record_spans(true);
+        timed("authenticate", || ());
+        message_begins(false);
+        timed("execute", || ());
+        message_ends(MessageFacts {
+            method: "tools/call",
+            target: Some("greet"),
+            request_id: &json!(2),
+            protocol_version: "2025-11-25",
+            trace_id: "4bf92f3577b34da6a3ce929d0e0e4736",
+            parent_id: Some("00f067aa0ba902b7"),
+            trace_flags: Some(0),
+            outcome: "ok",
+        });
+        let got: Value = serde_json::from_str(&take_spans().unwrap()).unwrap();
+        assert_eq!(got["spans"], json!([]));
+        assert_eq!(got["messages"][0]["outcome"], "ok");
+        assert_eq!(got["messages"][0].get("spans"), None);
     }
 
     #[test]

@@ -138,7 +138,8 @@ fn process_message(
     let parent = trace_parent
         .as_ref()
         .map(|t| (t.parent_id.clone(), t.flags));
-    crate::trace_context::message_begins();
+    // Sampled unless the parent says otherwise (flags bit 0), as the W3C flag asks.
+    crate::trace_context::message_begins(parent.as_ref().is_none_or(|(_, flags)| flags & 1 == 1));
     let scope = RequestScope::enter(
         caller.principal.clone(),
         state_key,

@@ -7,9 +7,10 @@ application/x-protobuf and application/json (OTLP/JSON: ids in hex, not protobuf
 Each span becomes one JSON line in OUT: name, trace_id, span_id, parent_id (hex, "" for none),
 kind and status (the enum names), start and end (ns since the epoch), attributes (plain values),
 links, the resource's service.name, the instrumentation scope and the encoding it came in.
-Each histogram data point becomes one JSON line in OUT.metrics.jsonl: the metric's name, unit,
-attributes, count and sum, and the resource's service.name. Logs (Deno exports those too) and
-other metric kinds are accepted and dropped. Anything else: 404 or 415.
+Each histogram or sum data point becomes one JSON line in OUT.metrics.jsonl: the metric's name,
+kind, unit, attributes, the resource's service.name, the point's time, and count and sum (a
+histogram) or value and monotonic (a sum: a counter or an UpDownCounter). Logs (Deno exports those
+too) and other metric kinds (gauges) are accepted and dropped. Anything else: 404 or 415.
 """
 
 import base64
@@ -58,22 +59,29 @@ def plain(value):
     return getattr(value, kind) if kind else None
 
 
-def histogram_points(request):
+def metric_points(request):
+    """Histogram points (count, sum) and sum points (value: a counter's or an UpDownCounter's)."""
     for resource_metrics in request.resource_metrics:
         resource = {a.key: plain(a.value) for a in resource_metrics.resource.attributes}
         for scope_metrics in resource_metrics.scope_metrics:
             for m in scope_metrics.metrics:
-                if m.WhichOneof("data") != "histogram":
+                kind = m.WhichOneof("data")
+                if kind not in ("histogram", "sum"):
                     continue
-                for p in m.histogram.data_points:
-                    yield {
+                for p in getattr(m, kind).data_points:
+                    point = {
                         "name": m.name,
+                        "kind": kind,
                         "unit": m.unit,
                         "attributes": {a.key: plain(a.value) for a in p.attributes},
-                        "count": p.count,
-                        "sum": p.sum,
                         "service": resource.get("service.name"),
+                        "time": p.time_unix_nano,
                     }
+                    if kind == "histogram":
+                        point.update(count=p.count, sum=p.sum)
+                    else:
+                        point.update(value=getattr(p, p.WhichOneof("value")), monotonic=m.sum.is_monotonic)
+                    yield point
 
 
 def rows(request, encoding):
@@ -150,7 +158,7 @@ class Handler(BaseHTTPRequestHandler):
         except Exception as e:
             print(f"receiver: undecodable {content_type} metrics export: {e}", file=sys.stderr, flush=True)
             return self.answer(400)
-        lines = "".join(json.dumps(p) + "\n" for p in histogram_points(request))
+        lines = "".join(json.dumps(p) + "\n" for p in metric_points(request))
         with lock, open(OUT + ".metrics.jsonl", "a", encoding="utf-8") as f:
             f.write(lines)
         if content_type == "application/json":

@@ -18,6 +18,7 @@ const PROTOBUF = edge("TRACES_EDGE"); // exports http/protobuf to the receiver
 const JSON_EDGE = edge("TRACES_JSON_EDGE"); // exports http/json to the receiver
 const DOWN = edge("TRACES_DOWN_EDGE"); // exports to a port where nothing listens
 const OFF = edge("TRACES_OFF_EDGE"); // no OTEL_* at all
+const SAMPLED = edge("TRACES_SAMPLED_EDGE"); // parentbased_traceidratio at 0: samples no root
 const SPANS = need("TRACES_SPANS");
 const DB_URL = need("TRACES_DATABASE_URL");
 
@@ -152,6 +153,118 @@ test("mcp.server.operation.duration: a histogram in seconds by method, tool and 
   for (const p of seen) {
     for (const key of Object.keys(p.attributes)) assert.ok(allowed.includes(key), `${key} in ${JSON.stringify(p)}`);
   }
+});
+
+/** Every metric point the receiver has written so far for `name` from the protobuf edge (or `service`). */
+const metricPoints = (name, service = "chumbo-traces-protobuf") =>
+  readFileSync(`${SPANS}.metrics.jsonl`, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l))
+    .filter((p) => p.name === name && p.service === service);
+
+/** Polls the metric points of `name` until `pick(points)` is truthy (Deno exports every 300 ms here). */
+async function waitForPoint(name, what, pick, ms = 15_000, service = undefined) {
+  const until = Date.now() + ms;
+  for (;;) {
+    const found = pick(metricPoints(name, service));
+    if (found) return found;
+    if (Date.now() > until) assert.fail(`no ${what} (${name}) within ${ms} ms: ${JSON.stringify(metricPoints(name))}`);
+    await sleep(100);
+  }
+}
+
+test("a parent-based ratio sampler (OTEL_TRACES_SAMPLER): a request it does not sample exports no span but counts in the duration; a client's sampled _meta traceparent still gets its span and phases", async () => {
+  // Not sampled: the sampler follows the caller's header (flags 00), and would not sample a root.
+  const unsampled = hex(16);
+  const quiet = await call(SAMPLED, toolCall(31, "list_projects", {}), { traceparent: `00-${unsampled}-${hex(8)}-00` });
+  assert.equal(quiet.status, 200, quiet.text);
+  assert.equal(audited(unsampled), 1); // the database still carries the caller's trace id
+  // A message whose own _meta.traceparent says sampled: its parent decides, not the ratio.
+  const [sampled, clientSpan] = [hex(16), hex(8)];
+  const r = await call(SAMPLED, toolCall(32, "list_projects", {}, { traceparent: `00-${sampled}-${clientSpan}-01` }));
+  assert.equal(r.status, 200, r.text);
+  const span = await mcpSpan(sampled, "tools/call list_projects");
+  assert.equal(span.service, "chumbo-traces-sampled");
+  assert.equal(span.parent_id, clientSpan);
+  assertPhases(span);
+  // The HTTP spans were not sampled (a root at ratio 0; a parent that said 00): none exported.
+  assert.deepEqual(
+    received().filter((s) => s.trace_id === unsampled || s.service === "chumbo-traces-sampled" && s.scope === "deno"),
+    [],
+  );
+  // Both messages count in the duration, sampled or not.
+  await waitForPoint(
+    "mcp.server.operation.duration",
+    "both calls' durations",
+    (ps) => ps.find((p) => p.attributes["gen_ai.tool.name"] === "list_projects" && p.count >= 2),
+    15_000,
+    "chumbo-traces-sampled",
+  );
+});
+
+test("mcp.server.session.duration: a subscriptions/listen stream's time when it ends; chumbo.edge.listen.streams counts the open ones", async () => {
+  const STREAMS = "chumbo.edge.listen.streams";
+  const SESSION = "mcp.server.session.duration";
+  const attributes = {
+    "mcp.protocol.version": "2026-07-28",
+    "network.transport": "tcp",
+    "network.protocol.name": "http",
+  };
+  const before = Date.now() * 1e6;
+  const ac = new AbortController();
+  const res = await fetch(PROTOBUF.url, {
+    method: "POST",
+    signal: ac.signal,
+    headers: {
+      authorization: `Bearer ${PROTOBUF.token}`,
+      "content-type": "application/json",
+      accept: "application/json, text/event-stream",
+      "mcp-protocol-version": "2026-07-28",
+      "mcp-method": "subscriptions/listen",
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: "listen-traces",
+      method: "subscriptions/listen",
+      params: {
+        notifications: { toolsListChanged: true },
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": {},
+        },
+      },
+    }),
+  });
+  assert.equal(res.status, 200);
+  let held;
+  try {
+    const reader = res.body.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    assert.match(first, /notifications\/subscriptions\/acknowledged/);
+    const opened = Date.now();
+
+    // Open: the UpDownCounter says one stream (no other test opens one on this edge).
+    const open = await waitForPoint(
+      STREAMS,
+      "an open stream",
+      (ps) => ps.find((p) => p.time > before && p.value === 1),
+    );
+    assert.equal(open.kind, "sum");
+    assert.equal(open.monotonic, false);
+    assert.deepEqual(open.attributes, attributes);
+    assert.deepEqual(metricPoints(SESSION), [], "no session ended yet");
+    await sleep(Math.max(0, 600 - (Date.now() - opened)));
+    held = (Date.now() - opened) / 1000;
+  } finally {
+    ac.abort(); // the client goes away: the stream ends, without an error
+  }
+
+  const ended = await waitForPoint(SESSION, "an ended session", (ps) => ps.find((p) => p.count >= 1));
+  assert.equal(ended.kind, "histogram");
+  assert.equal(ended.unit, "s");
+  assert.equal(ended.count, 1);
+  assert.ok(ended.sum >= 0.5 && ended.sum <= held + 1, `${ended.sum} s for a stream held ${held} s`);
+  assert.deepEqual(ended.attributes, attributes, "no error.type: the client ended it");
+  const closedAt = Date.now() * 1e6;
+  await waitForPoint(STREAMS, "the stream closed", (ps) => ps.find((p) => p.time > closedAt && p.value === 0));
 });
 
 test("a tools/call with params._meta.traceparent: its MCP span is in the client's trace, under the client's span, with the database's phases inside it", async () => {

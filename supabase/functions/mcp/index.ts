@@ -192,7 +192,9 @@ export async function handler(req: Request, info?: Deno.ServeHandlerInfo): Promi
       ? await callRouted(traced, body, () => req.signal)
       : await callHttp(traced, () => req.signal);
     TRACE?.exportSpans(result);
-    if (result.listen) return listenStream(result, request, hintsBefore, origin);
+    if (result.listen) {
+      return listenStream(result, request, hintsBefore, origin, TRACE ? () => TRACE.session(request) : undefined);
+    }
     return respond(result, origin);
   } catch (e) {
     if (req.signal.aborted) {

@@ -204,11 +204,16 @@ function scheduleExpiry(s: Subscriber) {
   s.expiry = setTimeout(() => void recheck(s), wait > 0 ? Math.min(wait + 250, 2 ** 31 - 1) : 2000);
 }
 
+/** Told when a stream ends (trace.ts's session metrics, with OpenTelemetry on): the JSON-RPC error
+ * code of its last message when the server ended it with an error. */
+export type StreamWatch = { ended(errorCode?: number): void };
+
 export function listenStream(
   result: HttpResult,
   request: HttpRequest,
   hintsBefore: number,
   origin: string | null,
+  watch?: () => StreamWatch,
 ): Response {
   const listen = result.listen!;
   // At most max_streams open streams per principal; the ones already open are not touched.
@@ -228,10 +233,11 @@ export function listenStream(
   const enc = new TextEncoder();
   let sub: Subscriber;
   let keepalive: ReturnType<typeof setInterval> | undefined;
-  const stop = () => {
+  let watching: StreamWatch | undefined;
+  const stop = (last?: unknown) => {
     clearInterval(keepalive);
     clearTimeout(sub.expiry);
-    subscribers.delete(sub);
+    if (subscribers.delete(sub)) watching?.ended((last as { error?: { code?: number } })?.error?.code);
   };
   // start() runs synchronously here: the stream counts against max_streams before any await.
   const stream = new ReadableStream<Uint8Array>({
@@ -252,7 +258,7 @@ export function listenStream(
           if (!open) return;
           if (last !== undefined) sub.send(frame(last));
           open = false;
-          stop();
+          stop(last);
           try {
             controller.close();
           } catch { /* already closed */ }
@@ -260,6 +266,7 @@ export function listenStream(
       };
       for (const e of result.events ?? []) sub.send(frame(e)); // the acknowledgement first
       subscribers.add(sub);
+      watching = watch?.();
       keepalive = setInterval(() => sub.send(": keepalive\n\n"), KEEPALIVE_MS);
       scheduleExpiry(sub);
       if (hints !== hintsBefore) void recheck(sub);

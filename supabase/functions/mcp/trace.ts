@@ -5,17 +5,44 @@
 // MCP semantic conventions, with the phases the extension timed inside PostgreSQL (http_parts'
 // `spans` column) as its children. What goes into a span is what the database reported as facts
 // (method, tool or prompt name, id, protocol version, outcome) and times: never arguments, results,
-// headers, tokens or rows.
-import { metrics, ROOT_CONTEXT, type SpanContext, SpanKind, SpanStatusCode, trace } from "@opentelemetry/api";
+// headers, tokens or rows. And the conventions' metrics: each message's duration, and each
+// subscriptions/listen stream's as a session.
+import {
+  type Context,
+  metrics,
+  ROOT_CONTEXT,
+  type SpanContext,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from "@opentelemetry/api";
 import type { HttpRequest, HttpResult } from "./db.ts";
+import type { StreamWatch } from "./listen.ts";
 
 const tracer = trace.getTracer("chumbo-edge");
+const meter = metrics.getMeter("chumbo-edge");
+/** The bucket boundaries the MCP conventions ask of their duration histograms, in seconds. */
+const BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
 /** The MCP semantic conventions' server metric: each message's time in the database, in seconds,
  * by method, tool or prompt, protocol version and error type (recorded whether or not the message's
  * trace is sampled). Deno exports it every OTEL_METRIC_EXPORT_INTERVAL ms. */
-const duration = metrics.getMeter("chumbo-edge").createHistogram("mcp.server.operation.duration", {
+const duration = meter.createHistogram("mcp.server.operation.duration", {
   unit: "s",
   description: "Duration of an MCP request as the server handled it",
+  advice: { explicitBucketBoundaries: BUCKETS },
+});
+/** The conventions' session metric. This edge is stateless: its one long-lived exchange with a
+ * client is a subscriptions/listen stream, so that is the session measured, from the
+ * acknowledgement to its end. */
+const sessionDuration = meter.createHistogram("mcp.server.session.duration", {
+  unit: "s",
+  description: "Duration of an MCP session (a subscriptions/listen stream) as the server held it",
+  advice: { explicitBucketBoundaries: BUCKETS },
+});
+/** Streams open now (no convention names one; chumbo's own namespace). */
+const openStreams = meter.createUpDownCounter("chumbo.edge.listen.streams", {
+  unit: "{stream}",
+  description: "subscriptions/listen streams the edge holds open",
 });
 
 /** A phase timed by the extension, in microseconds since it began handling the request. */
@@ -30,74 +57,112 @@ type Message = Phase & {
   parent_id?: string | null;
   trace_flags?: number | null; // the parent's, from its traceparent (bit 0: sampled)
   outcome: string;
-  spans: Phase[];
+  spans?: Phase[]; // absent when the message's trace is not sampled
 };
 type Spans = { total_us: number; spans: Phase[]; messages: Message[] };
 
 const TRACE_ID = /^[0-9a-f]{32}$/;
 const SPAN_ID = /^[0-9a-f]{16}$/;
+/** The options of every phase span, one object reused (startSpan reads them at once): a request's
+ * spans are the edge's costliest part of tracing (docs/observability.md, "What it costs"). */
+const PHASE = { kind: SpanKind.INTERNAL, startTime: 0, attributes: { "db.system.name": "postgresql" } };
 
 /** The request as the database takes it when traced: it asks for the `spans` column, and carries
  * Deno's HTTP server span as its traceparent header, so that the database's trace id (its audit
- * row, its error messages) is the exported trace's. A `params._meta.traceparent` in the body still
+ * row, its error messages) is the exported trace's, and its flags are the sampler's decision (the
+ * database times phases only for a sampled trace). A `params._meta.traceparent` in the body still
  * wins there. */
 export function traced(request: HttpRequest): HttpRequest {
+  // Deno's HTTP span context is valid when there is one (isSpanContextValid's regexes, run on
+  // every request, are measurable); an all-zero id would only make the database start a trace.
   const http = trace.getActiveSpan()?.spanContext();
-  if (!http || !trace.isSpanContextValid(http)) return { ...request, trace: true };
-  const flags = (http.traceFlags & 0xff).toString(16).padStart(2, "0");
+  if (!http?.traceId) return { ...request, trace: true };
+  const flags = http.traceFlags & 1 ? "01" : "00";
   const headers = { ...(request.headers as Record<string, string>) };
   headers.traceparent = `00-${http.traceId}-${http.spanId}-${flags}`;
   return { ...request, headers, trace: true };
 }
 
 /** Export the spans the database timed for this request, under Deno's HTTP span or in the trace a
- * message's `_meta.traceparent` named. Never throws: tracing must not fail a call. */
+ * message's `_meta.traceparent` named, and record each message's duration. Never throws: tracing
+ * must not fail a call. */
 export function exportSpans(result: HttpResult): void {
-  const http = trace.getActiveSpan();
   if (!result.spans) return;
+  const http = trace.getActiveSpan();
   try {
     const { text, sentAt } = result.spans;
-    const spans = JSON.parse(text) as Spans;
-    // The extension's clock starts when it begins handling the call; the edge's timestamp of the
-    // moment it sent the query is the closest anchor it has (network time goes before, not after).
-    const at = (us: number) => sentAt + us / 1000;
-    const own = http?.spanContext();
-    const byHttp = http ? trace.setSpan(ROOT_CONTEXT, http) : ROOT_CONTEXT;
-    if (!spans.messages?.length) {
+    const { spans: requestPhases, messages } = JSON.parse(text) as Spans;
+    if (!messages?.length) {
       // Refused before any method (400, 401, 403, 413, 429...): no MCP operation to describe.
       if (result.status >= 400) http?.setAttribute("error.type", String(result.status));
       return;
     }
-    spans.messages.forEach((m, i) => {
-      duration.record((m.end_us - m.start_us) / 1e6, metricAttributes(m));
-      // The caller's traceparent said "not sampled": nothing of this message is recorded (the
-      // parent-based sampling the W3C flag asks for; Deno's own sampler records everything).
-      if (m.trace_flags !== null && m.trace_flags !== undefined && (m.trace_flags & 1) === 0) return;
-      // The request's own phases (registry, authenticate, ...) go under the first message.
-      const children = i === 0 ? [...(spans.spans ?? []), ...m.spans] : m.spans;
-      const start = Math.min(m.start_us, ...children.map((c) => c.start_us));
-      const end = Math.max(m.end_us, ...children.map((c) => c.end_us));
+    let own: SpanContext | undefined, byHttp: Context | undefined;
+    for (let i = 0; i < messages.length; i++) {
+      const m = messages[i];
+      duration.record((m.end_us - m.start_us) / 1e6, attributes(m, false));
+      // Not sampled (the parent's flags: Deno's sampler for the HTTP span, or the caller's
+      // `_meta.traceparent`): nothing of this message is recorded, and the database timed no phase.
+      if (!m.spans || (m.trace_flags != null && (m.trace_flags & 1) === 0)) continue;
+      // The request's own phases (authenticate) go under the first message. The extension's clock
+      // starts when it begins handling the call; the edge's timestamp of the moment it sent the
+      // query is the closest anchor it has (network time goes before, not after).
+      const before = i === 0 && requestPhases?.length ? requestPhases : undefined;
+      let start = m.start_us, end = m.end_us;
+      if (before) { for (const c of before) if (c.start_us < start) start = c.start_us; }
+      own ??= http?.spanContext();
       const remote = remoteParent(own, m);
-      const span = tracer.startSpan(spanName(m), {
-        kind: SpanKind.SERVER,
-        startTime: at(start),
-        attributes: attributes(m),
-        links: remote && own ? [{ context: own }] : [],
-      }, remote ? trace.setSpanContext(ROOT_CONTEXT, remote) : byHttp);
+      const span = tracer.startSpan(
+        spanName(m),
+        {
+          kind: SpanKind.SERVER,
+          startTime: sentAt + start / 1000,
+          attributes: attributes(m, true),
+          links: remote && own ? [{ context: own }] : undefined,
+        },
+        remote
+          ? trace.setSpanContext(ROOT_CONTEXT, remote)
+          : (byHttp ??= http ? trace.setSpan(ROOT_CONTEXT, http) : ROOT_CONTEXT),
+      );
       if (errorType(m.outcome) !== undefined) span.setStatus({ code: SpanStatusCode.ERROR });
       const inside = trace.setSpan(ROOT_CONTEXT, span);
-      for (const c of children) {
-        tracer.startSpan(`chumbo ${c.name}`, {
-          kind: SpanKind.INTERNAL,
-          startTime: at(c.start_us),
-          attributes: { "db.system.name": "postgresql" },
-        }, inside).end(at(c.end_us));
-      }
-      span.end(at(end));
-    });
+      if (before) end = phases(before, sentAt, inside, end);
+      end = phases(m.spans, sentAt, inside, end);
+      span.end(sentAt + end / 1000);
+    }
   } catch (e) {
     console.error("chumbo-edge: spans not exported:", (e as Error)?.message);
   }
+}
+
+/** The phases as children of `inside`; returns the latest end (the parent's end covers them). */
+function phases(list: Phase[], sentAt: number, inside: Context, end: number): number {
+  for (const c of list) {
+    PHASE.startTime = sentAt + c.start_us / 1000;
+    tracer.startSpan(`chumbo ${c.name}`, PHASE, inside).end(sentAt + c.end_us / 1000);
+    if (c.end_us > end) end = c.end_us;
+  }
+  return end;
+}
+
+/** A subscriptions/listen stream the database acknowledged, as the conventions' session: counted
+ * while open, its duration recorded when it ends, with `error.type` the JSON-RPC code when the
+ * server ended it with an error (a refused re-check: an expired token, a revoked role). Its
+ * protocol version is the request's MCP-Protocol-Version header, which the database checked
+ * against the message (every header must agree with the body in that era). */
+export function session(request: HttpRequest): StreamWatch {
+  const a: Record<string, string> = { "network.transport": "tcp", "network.protocol.name": "http" };
+  const version = (request.headers as Record<string, string>)["mcp-protocol-version"];
+  if (version) a["mcp.protocol.version"] = version;
+  const began = performance.now();
+  openStreams.add(1, a);
+  return {
+    ended(errorCode) {
+      openStreams.add(-1, a);
+      const attrs = errorCode === undefined ? a : { ...a, "error.type": String(errorCode) };
+      sessionDuration.record((performance.now() - began) / 1000, attrs);
+    },
+  };
 }
 
 /** `{mcp.method.name} {target}` with the tool or prompt name; a resource URI is left out (it can
@@ -116,16 +181,11 @@ function errorType(outcome: string): string | undefined {
   return outcome.startsWith("error ") ? outcome.slice("error ".length) : outcome;
 }
 
-/** The metric's attributes: the span's, without the per-request ones (request id). */
-function metricAttributes(m: Message): Record<string, string> {
-  const { "jsonrpc.request.id": _, "rpc.response.status_code": __, ...rest } = attributes(m);
-  return rest;
-}
-
-function attributes(m: Message): Record<string, string> {
+/** The span's attributes; for the metric (`perRequest` false) without the per-request ones. */
+function attributes(m: Message, perRequest: boolean): Record<string, string> {
   const a: Record<string, string> = { "mcp.method.name": m.method, "network.transport": "tcp" };
   if (m.protocol_version) a["mcp.protocol.version"] = m.protocol_version;
-  if (m.request_id !== null && m.request_id !== undefined) a["jsonrpc.request.id"] = String(m.request_id);
+  if (perRequest && m.request_id != null) a["jsonrpc.request.id"] = String(m.request_id);
   const target = named(m);
   if (m.method === "tools/call") {
     a["gen_ai.operation.name"] = "execute_tool";
@@ -133,7 +193,7 @@ function attributes(m: Message): Record<string, string> {
   } else if (target) a["gen_ai.prompt.name"] = target;
   const error = errorType(m.outcome);
   if (error !== undefined) a["error.type"] = error;
-  if (m.outcome.startsWith("error ")) a["rpc.response.status_code"] = error!;
+  if (perRequest && m.outcome.startsWith("error ")) a["rpc.response.status_code"] = error!;
   return a;
 }
 

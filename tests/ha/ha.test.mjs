@@ -89,6 +89,32 @@ const tool = (token, name, args, headers) =>
   call(token, { id: hex(4), method: "tools/call", params: { name, arguments: args } }, headers);
 
 // ---- routing -------------------------------------------------------------------------------------
+
+/** A planned failover through the monitor (`pg_autoctl perform failover`), waiting for it to end. */
+function performFailover() {
+  const f = spawnSync(
+    "runuser",
+    [
+      "-u",
+      "postgres",
+      "--",
+      "env",
+      `XDG_CONFIG_HOME=${DIR}/xdg/config`,
+      `XDG_DATA_HOME=${DIR}/xdg/data`,
+      `XDG_RUNTIME_DIR=${DIR}/xdg/run`,
+      `PATH=${PG_BIN}:${process.env.PATH}`,
+      "pg_autoctl",
+      "perform",
+      "failover",
+      "--pgdata",
+      `${DIR}/monitor`,
+      "--wait",
+      "60",
+    ],
+    { encoding: "utf8", cwd: DIR },
+  );
+  assert.equal(f.status, 0, f.stderr);
+}
 test("reads are served by the standby, a VOLATILE tool by the primary, and both answer correctly", async () => {
   const { primary, standby } = await settled();
   resetCounts(primary, standby);
@@ -418,28 +444,7 @@ test("failover drill: planned failover, then SIGKILL of the new primary's postma
   // 1. planned failover
   const before = topology();
   faults.push({ what: "perform failover", at: Date.now() });
-  const f = spawnSync(
-    "runuser",
-    [
-      "-u",
-      "postgres",
-      "--",
-      "env",
-      `XDG_CONFIG_HOME=${DIR}/xdg/config`,
-      `XDG_DATA_HOME=${DIR}/xdg/data`,
-      `XDG_RUNTIME_DIR=${DIR}/xdg/run`,
-      `PATH=${PG_BIN}:${process.env.PATH}`,
-      "pg_autoctl",
-      "perform",
-      "failover",
-      "--pgdata",
-      `${DIR}/monitor`,
-      "--wait",
-      "60",
-    ],
-    { encoding: "utf8", cwd: DIR },
-  );
-  assert.equal(f.status, 0, f.stderr);
+  performFailover();
   const mid = await settled();
   assert.notEqual(mid.primary, before.primary, "the other node is primary now");
   await sleep(3000);
@@ -576,28 +581,7 @@ test("subscriptions/listen stays on the primary and still tells of a change made
       "select count(*) from pg_stat_activity where application_name = 'chumbo-edge-listen'",
     ).rows[0][0];
     assert.equal(listening, "1");
-    const f = spawnSync(
-      "runuser",
-      [
-        "-u",
-        "postgres",
-        "--",
-        "env",
-        `XDG_CONFIG_HOME=${DIR}/xdg/config`,
-        `XDG_DATA_HOME=${DIR}/xdg/data`,
-        `XDG_RUNTIME_DIR=${DIR}/xdg/run`,
-        `PATH=${PG_BIN}:${process.env.PATH}`,
-        "pg_autoctl",
-        "perform",
-        "failover",
-        "--pgdata",
-        `${DIR}/monitor`,
-        "--wait",
-        "60",
-      ],
-      { encoding: "utf8", cwd: DIR },
-    );
-    assert.equal(f.status, 0, f.stderr);
+    performFailover();
     // A capability change on the new primary at once, while the edge's LISTEN may still be reconnecting.
     const t = await settled();
     sql(

@@ -48,6 +48,49 @@ unsafe impl<'fcx> pgrx::callconv::ArgAbi<'fcx> for JsonbText {
     }
 }
 
+/// A jsonb argument read off its binary form (jsonb's iterator: no jsonb_out text for serde to
+/// parse again); Err([TooDeep]) when it nests deeper than serde allows, for the entry point to
+/// answer with a JSON-RPC error rather than an ERROR raised while converting the argument.
+pub struct JsonbArg(pub Result<serde_json::Value, TooDeep>);
+
+/// A jsonb value nested deeper than [MAX_DEPTH] levels.
+#[derive(Debug)]
+pub struct TooDeep;
+
+impl pgrx::FromDatum for JsonbArg {
+    // SAFETY: pgrx passes a datum of the declared argument type (jsonb) or null.
+    unsafe fn from_polymorphic_datum(
+        datum: pg_sys::Datum,
+        is_null: bool,
+        _: pg_sys::Oid,
+    ) -> Option<Self> {
+        // SAFETY: a non-null jsonb datum, per the caller's contract.
+        (!is_null).then(|| JsonbArg(unsafe { try_value_of_jsonb(datum) }))
+    }
+}
+impl_sql_translatable!(JsonbArg, arg_only = "jsonb");
+
+// SAFETY: JsonbArg is read through FromDatum (above) exactly like pgrx's own jsonb argument.
+unsafe impl<'fcx> pgrx::callconv::ArgAbi<'fcx> for JsonbArg {
+    // SAFETY: pgrx calls this with an argument of the declared (jsonb) type.
+    unsafe fn unbox_arg_unchecked(arg: pgrx::callconv::Arg<'_, 'fcx>) -> Self {
+        let index = arg.index();
+        // SAFETY: forwarded from the caller's contract (a non-null jsonb argument).
+        unsafe {
+            arg.unbox_arg_using_from_datum()
+                .unwrap_or_else(|| panic!("argument {index} must not be null"))
+        }
+    }
+
+    // SAFETY: pgrx calls this with an argument of the declared (jsonb) type, possibly null.
+    unsafe fn unbox_nullable_arg(
+        arg: pgrx::callconv::Arg<'_, 'fcx>,
+    ) -> pgrx::nullable::Nullable<Self> {
+        // SAFETY: forwarded from the caller's contract.
+        unsafe { arg.unbox_arg_using_from_datum().into() }
+    }
+}
+
 /// jsonb_in of `text`: raises jsonb_in's own ERROR on what jsonb cannot hold.
 fn jsonb_in(text: String) -> pg_sys::Datum {
     let text = std::ffi::CString::new(text).expect("serialized JSON has no NUL byte");
@@ -238,6 +281,16 @@ const MAX_DEPTH: usize = 128;
 /// # Safety
 /// `datum` is a non-null jsonb datum, valid for the duration of the call.
 pub unsafe fn value_of_jsonb(datum: pg_sys::Datum) -> serde_json::Value {
+    // SAFETY: forwarded from the caller's contract.
+    unsafe { try_value_of_jsonb(datum) }
+        .unwrap_or_else(|TooDeep| panic!("a JSON value nested deeper than {MAX_DEPTH} levels"))
+}
+
+/// [value_of_jsonb], or Err past [MAX_DEPTH] levels.
+///
+/// # Safety
+/// As for [value_of_jsonb].
+pub unsafe fn try_value_of_jsonb(datum: pg_sys::Datum) -> Result<serde_json::Value, TooDeep> {
     use pg_sys::JsonbIteratorToken as T;
     use serde_json::{Map, Value};
     enum Open {
@@ -285,7 +338,7 @@ pub unsafe fn value_of_jsonb(datum: pg_sys::Datum) -> serde_json::Value {
             // serde's own limit: deeper values would make its (recursive) writer and drop
             // overflow the stack.
             if stack.len() > MAX_DEPTH {
-                panic!("a JSON value nested deeper than {MAX_DEPTH} levels");
+                return Err(TooDeep);
             }
             if let Some(x) = finished {
                 match stack.last_mut() {
@@ -297,7 +350,7 @@ pub unsafe fn value_of_jsonb(datum: pg_sys::Datum) -> serde_json::Value {
                 }
             }
         }
-        done.unwrap_or(Value::Null)
+        Ok(done.unwrap_or(Value::Null))
     }
 }
 

@@ -4,7 +4,7 @@
 use crate::bookkeeping::ledger;
 use crate::call::scope::RequestScope;
 use crate::catalog::registry::{self, Caller, Registry};
-use crate::datum::{JsonValue, JsonbText};
+use crate::datum::{JsonValue, JsonbArg, JsonbText};
 use crate::error::{self, Error};
 use crate::identity::apikey;
 use crate::identity::auth;
@@ -17,7 +17,7 @@ use crate::protocol::{self, Context};
 use crate::protocol::{stateless, subscriptions};
 use crate::settings::AuthMode;
 use pgrx::prelude::*;
-use pgrx::{pg_sys, JsonB};
+use pgrx::pg_sys;
 use serde_json::{json, Map, Value};
 
 pub mod doctor;
@@ -352,14 +352,20 @@ fn id_of(msg: &Value) -> Value {
 
 /// `chumbo.handle(body, claims)`: one JSON-RPC message for already-verified claims.
 #[pg_extern(name = "handle")]
-fn handle(body: Option<JsonbText>, claims: default!(Option<JsonB>, "NULL")) -> Option<JsonValue> {
+fn handle(body: Option<JsonbArg>, claims: default!(Option<JsonbArg>, "NULL")) -> Option<JsonValue> {
     serve(false, || handle_request(body, claims))
 }
 
-fn handle_request(body: Option<JsonbText>, claims: Option<JsonB>) -> Option<JsonValue> {
-    let msg = match body.map(|b| parse_body(&b.0)) {
+/// Both arguments arrive as jsonb values read off their binary form (datum.rs): jsonb holds no
+/// U+0000 and no invalid JSON, so what parse_body checks in a text body cannot occur but depth.
+fn handle_request(body: Option<JsonbArg>, claims: Option<JsonbArg>) -> Option<JsonValue> {
+    let too_deep = |what: &str| Error::InvalidRequest(format!("the {what} is nested too deeply"));
+    let msg = match body.map(|b| b.0) {
         Some(Ok(v)) => v,
-        Some(Err(e)) => return Some(JsonValue(jsonrpc::error(&Value::Null, &e.rpc()))),
+        Some(Err(_)) => {
+            let e = too_deep("message");
+            return Some(JsonValue(jsonrpc::error(&Value::Null, &e.rpc())));
+        }
         None => {
             let e = Error::InvalidRequest("the body is null".into());
             return Some(JsonValue(jsonrpc::error(&Value::Null, &e.rpc())));
@@ -379,7 +385,14 @@ fn handle_request(body: Option<JsonbText>, claims: Option<JsonB>) -> Option<Json
             &Error::NeedsPrimary.rpc(),
         )));
     }
-    let caller = match caller_from(&registry, claims.map(|c| c.0), None, None) {
+    let claims = match claims.map(|c| c.0).transpose() {
+        Ok(c) => c,
+        Err(_) => {
+            let e = too_deep("claims value");
+            return Some(JsonValue(jsonrpc::error(&id_of(&msg), &e.rpc())));
+        }
+    };
+    let caller = match caller_from(&registry, claims, None, None) {
         Ok(c) => c,
         Err(m) => {
             let e = Error::InvalidRequest(m.to_string());

@@ -27,8 +27,9 @@ fn call_sql(cap: &Capability, args: &Map<String, Value>, window: &Window) -> Str
         .filter(|p| args.contains_key(&p.name))
         .collect();
     let func = format!("mcp.{}", quote_ident(&cap.name));
-    let from = if present.is_empty() {
-        format!("{func}() as _chumbo_r")
+    // The arguments as one typed row (PostgreSQL's input functions read each), or none.
+    let (arguments, call) = if present.is_empty() {
+        (None, format!("{func}()"))
     } else {
         // bytea arrives as base64 text (its inputSchema says so): decode it, rather than let
         // bytea's input function take the base64 characters as the bytes.
@@ -55,10 +56,12 @@ fn call_sql(cap: &Capability, args: &Map<String, Value>, window: &Window) -> Str
                 }
             })
             .collect();
-        format!(
-            "pg_catalog.jsonb_to_record($1) as _chumbo_a({}), lateral {func}({}) as _chumbo_r",
-            columns.join(", "),
-            named.join(", ")
+        (
+            Some(format!(
+                "pg_catalog.jsonb_to_record($1) as _chumbo_a({})",
+                columns.join(", ")
+            )),
+            format!("{func}({})", named.join(", ")),
         )
     };
     // Rows stay composite datums, read column by column (src/result_json/mod.rs); other values as
@@ -66,17 +69,34 @@ fn call_sql(cap: &Capability, args: &Map<String, Value>, window: &Window) -> Str
     // sort its keys only for chumbo to walk it again. serde parses the text once; jsonb's
     // normalisation (duplicate keys: the last wins) is what serde does too, so the result is the
     // same value.
-    let value = match cap.returns {
-        ReturnShape::Row => "_chumbo_r",
-        ReturnShape::ToolResult => "_chumbo_r::pg_catalog.jsonb::pg_catalog.text",
+    let value = |r: &str| match cap.returns {
+        ReturnShape::Row => r.to_string(),
+        ReturnShape::ToolResult => format!("({r})::pg_catalog.jsonb::pg_catalog.text"),
         ReturnShape::Bytes => {
-            "pg_catalog.to_json(pg_catalog.encode(_chumbo_r, 'base64'))::pg_catalog.text"
+            format!("pg_catalog.to_json(pg_catalog.encode({r}, 'base64'))::pg_catalog.text")
         }
-        ReturnShape::Void => "'null'::pg_catalog.text",
-        ReturnShape::Json | ReturnShape::Text => "pg_catalog.to_json(_chumbo_r)::pg_catalog.text",
+        ReturnShape::Void => "'null'::pg_catalog.text".to_string(),
+        ReturnShape::Json | ReturnShape::Text => {
+            format!("pg_catalog.to_json({r})::pg_catalog.text")
+        }
     };
+    // One value that is not a row: called in the select list, so PostgreSQL evaluates it as an
+    // expression (no function scan, no tuplestore; ~6,000 instructions of a do-nothing call's
+    // ~374,000, callgrind, bench/analysis.md). A row type (a NULL row would read as a row of NULLs in FROM, as it always has) and void (no
+    // value to select) stay in FROM, as do set-returning functions (paged, pages.rs).
+    if !cap.returns_set && !matches!(cap.returns, ReturnShape::Row | ReturnShape::Void) {
+        return match arguments {
+            Some(from) => format!("select {} from {from}", value(&call)),
+            None => format!("select {}", value(&call)),
+        };
+    }
+    let from = match arguments {
+        Some(from) => format!("{from}, lateral {call} as _chumbo_r"),
+        None => format!("{call} as _chumbo_r"),
+    };
+    let value = value("_chumbo_r");
     if cap.returns_set {
-        crate::call::pages::page_sql(value, &from, window)
+        crate::call::pages::page_sql(&value, &from, window)
     } else {
         format!("select {value} from {from}")
     }

@@ -16,8 +16,8 @@ use crate::protocol::versions::{Era, Revision};
 use crate::protocol::{self, Context};
 use crate::protocol::{stateless, subscriptions};
 use crate::settings::AuthMode;
-use pgrx::prelude::*;
 use pgrx::pg_sys;
+use pgrx::prelude::*;
 use serde_json::{json, Map, Value};
 
 pub mod doctor;

@@ -6,7 +6,8 @@
 #   - a worker runs a task with nobody calling run_tasks, as its creator (RLS), writes and result together;
 #   - tasks/cancel stops the running statement at once, rolls its writes back, settles `cancelled`;
 #   - an immediate stop while a task runs: after the restart (no client polling), a tool that is
-#     not safe to run again fails with a clear error, a read-only one runs again and completes;
+#     not safe to run again fails with a clear error, a read-only one and one that declares
+#     idempotentHint run again and complete (the latter's write kept once);
 #   - an immediate stop just after a task was created: it is never lost, never run twice;
 #   - a fast shutdown does not wait for a running task;
 #   - a burst of 20 tasks from one user: at most task_workers workers at once, another user's call
@@ -53,8 +54,16 @@ begin
   return 'read ' || tag || ' as ' || auth.uid();
 end $$;
 comment on function mcp.task_read(text) is 'Reads @mcp {"task": "optional"}';
+-- writes, but says running it again is harmless: safe to run again after a crash
+create function mcp.task_idempotent(tag text) returns text language plpgsql volatile as $$
+begin
+  insert into public.task_probe (tag) values (tag);
+  perform pg_advisory_xact_lock_shared(4242);
+  return 'wrote ' || tag || ' once';
+end $$;
+comment on function mcp.task_idempotent(text) is 'Writes, idempotent @mcp {"task": "optional", "annotations": {"idempotentHint": true}}';
 create function mcp.task_ping() returns text language sql stable as $$ select 'pong' $$;
-grant execute on function mcp.task_write(text, float8), mcp.task_read(text), mcp.task_ping() to authenticated;
+grant execute on function mcp.task_write(text, float8), mcp.task_read(text), mcp.task_idempotent(text), mcp.task_ping() to authenticated;
 create function public.rpc(claims jsonb, method text, params jsonb) returns jsonb language sql as $$
   select chumbo.handle(jsonb_build_object('jsonrpc', '2.0', 'id', 1, 'method', method,
     'params', params || jsonb_build_object('_meta', jsonb_build_object(
@@ -102,12 +111,15 @@ hold() { # keeps lock 4242 in a session of its own until the crash ends it
   q -c "select pg_advisory_lock(4242)" -c "select pg_sleep(120)" >/dev/null 2>&1 &
   sleep 0.5
 }
+q -c "select chumbo.configure('{\"task_workers\": 3}')" >/dev/null   # the three runs at once
 hold
 tw=$(create "$ALICE" task_write '{"tag": "interrupted"}')
 tr=$(create "$ALICE" task_read '{"tag": "again"}')
+ti=$(create "$ALICE" task_idempotent '{"tag": "idempotent"}')
 wait_running "$tw" || true
 wait_running "$tr" || true
-check "both runs are held before the crash" "working working" "$(status "$tw") $(status "$tr")"
+wait_running "$ti" || true
+check "the three runs are held before the crash" "working working working" "$(status "$tw") $(status "$tr") $(status "$ti")"
 crash
 start
 wait_status "$tw" failed 30 || true
@@ -117,6 +129,10 @@ check "... and nothing of it was kept" 0 "$(probe interrupted)"
 wait_status "$tr" completed 30 || true
 check "a read-only tool runs again and completes" completed "$(status "$tr")"
 check "... as its creator" "read again as aaaaaaaa-0000-4000-8000-000000000001" "$(q -c "select result #>> '{content,0,text}' from chumbo.tasks where id = '$tr'")"
+wait_status "$ti" completed 30 || true
+check "a tool that declares idempotentHint runs again and completes" completed "$(status "$ti")"
+check "... its write kept once (the cut-short run's was rolled back)" 1 "$(probe idempotent)"
+q -c "select chumbo.configure('{\"task_workers\": null}')" >/dev/null
 
 # 4. an immediate stop just after a task was created: never lost, never run twice
 t=$(create "$ALICE" task_write '{"tag": "just-created"}')

@@ -5,6 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { openListen as listenStream } from "../lib/listen.mjs";
 
 const need = (name) => process.env[name] ?? assert.fail(`${name} is not set (run tests/ha/run.sh)`);
 const URL_ = `http://localhost:${need("HA_EDGE_PORT")}/functions/v1/mcp`;
@@ -518,54 +519,8 @@ test("failover drill: planned failover, then SIGKILL of the new primary's postma
 // ---- subscriptions/listen across a failover ----------------------------------------------------
 /** A raw subscriptions/listen stream (MCP 2026-07-28): messages parsed from its SSE frames. */
 async function openListen(token) {
-  const ac = new AbortController();
-  const res = await fetch(URL_, {
-    method: "POST",
-    signal: ac.signal,
-    headers: {
-      authorization: `Bearer ${token}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": "2026-07-28",
-      "mcp-method": "subscriptions/listen",
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: "ha-listen",
-      method: "subscriptions/listen",
-      params: {
-        notifications: { toolsListChanged: true },
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-          "io.modelcontextprotocol/clientCapabilities": {},
-        },
-      },
-    }),
-  });
-  assert.equal(res.status, 200);
-  const s = { text: "" };
-  const reader = res.body.getReader();
-  const dec = new TextDecoder();
-  s.pump = (async () => {
-    try {
-      for (;;) {
-        const r = await reader.read();
-        if (r.done) break;
-        s.text += dec.decode(r.value, { stream: true });
-      }
-    } catch { /* aborted */ }
-  })();
-  s.messages = () => [...s.text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]));
-  s.listChanged = () => s.messages().filter((m) => /list_changed$/.test(m.method ?? ""));
-  s.until = async (pred, ms) => {
-    const end = Date.now() + ms;
-    while (!pred() && Date.now() < end) await sleep(25);
-    return pred();
-  };
-  s.close = async () => {
-    ac.abort();
-    await s.pump;
-  };
+  const s = await listenStream(URL_, token, { id: "ha-listen" });
+  assert.equal(s.status, 200);
   assert.ok(await s.until(() => s.messages().length >= 1, 5000), "acknowledgement");
   return s;
 }

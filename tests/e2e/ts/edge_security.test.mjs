@@ -14,6 +14,7 @@ import { createServer } from "node:http";
 import net from "node:net";
 import { generateKeyPairSync, sign } from "node:crypto";
 import { AUX_PORT, auxEdge, MCP_URL, need, post, TOKENS } from "./common.mjs";
+import { openListen as listenStream } from "../../lib/listen.mjs";
 
 const DB_URL = need("E2E_DATABASE_URL"); // superuser, e2e database
 const EDGE_DB_URL = need("E2E_EDGE_DATABASE_URL"); // chumbo_edge, e2e database
@@ -324,63 +325,13 @@ describe("a client that goes away cancels its SQL call", () => {
 });
 
 // ---------------------------------------------------------------------------------------------
-/** A raw subscriptions/listen stream: messages parsed from the SSE frames as they arrive. */
-async function openListen(token, notifications, id = `listen-${Math.random().toString(36).slice(2)}`) {
-  const ac = new AbortController();
-  const res = await fetch(MCP_URL, {
-    method: "POST",
-    signal: ac.signal,
-    headers: {
-      authorization: `Bearer ${token}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": "2026-07-28",
-      "mcp-method": "subscriptions/listen",
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id,
-      method: "subscriptions/listen",
-      params: {
-        notifications,
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-          "io.modelcontextprotocol/clientCapabilities": {},
-        },
-      },
-    }),
-  });
-  const s = { id, res, status: res.status, text: "", done: false };
-  s.messages = () => [...s.text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]));
-  s.listChanged = () => s.messages().filter((m) => /list_changed$/.test(m.method ?? ""));
-  s.close = async () => {
-    ac.abort();
-    await s.pump?.catch(() => {});
-  };
-  if (res.status !== 200 || !/event-stream/.test(res.headers.get("content-type") ?? "")) {
-    s.text = await res.text();
-    s.done = true;
-    return s;
+/** A raw subscriptions/listen stream (tests/lib/listen.mjs), its acknowledgement checked when it opened. */
+async function openListen(token, notifications, id) {
+  const s = await listenStream(MCP_URL, token, { notifications, id });
+  if (s.status === 200 && !s.done) {
+    assert.ok(await s.until(() => s.messages().length >= 1, 5000), "acknowledgement");
+    assert.equal(s.messages()[0].method, "notifications/subscriptions/acknowledged");
   }
-  const reader = res.body.getReader();
-  const dec = new TextDecoder();
-  s.pump = (async () => {
-    try {
-      for (;;) {
-        const r = await reader.read();
-        if (r.done) break;
-        s.text += dec.decode(r.value, { stream: true });
-      }
-    } catch { /* aborted */ }
-    s.done = true;
-  })();
-  s.until = async (pred, ms) => {
-    const end = Date.now() + ms;
-    while (!pred() && Date.now() < end) await sleep(25);
-    return pred();
-  };
-  assert.ok(await s.until(() => s.messages().length >= 1, 5000), "acknowledgement");
-  assert.equal(s.messages()[0].method, "notifications/subscriptions/acknowledged");
   return s;
 }
 

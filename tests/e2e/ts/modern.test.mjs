@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { Client, StreamableHTTPClientTransport, SUBSCRIPTION_ID_META_KEY } from "@modelcontextprotocol/client";
 import { MCP_URL, need, TOKENS, USERS } from "./common.mjs";
+import { openListen as listenStream } from "../../lib/listen.mjs";
 
 const DB_URL = need("E2E_DATABASE_URL"); // owner connection to the e2e database (tests/e2e/run.sh)
 const KEEPALIVE_MS = Number(need("E2E_KEEPALIVE_MS")); // the edge's CHUMBO_KEEPALIVE_MS
@@ -76,38 +77,15 @@ describe("TypeScript client 2.4.0, versionNegotiation auto", () => {
 
 describe("subscriptions/listen on the wire", () => {
   test("ack first, then only the kinds asked for, tagged with the listen id; keep-alive comments", async () => {
-    const ac = new AbortController();
-    const res = await fetch(MCP_URL, {
-      method: "POST",
-      signal: ac.signal,
-      headers: {
-        authorization: `Bearer ${TOKENS.alice}`,
-        "content-type": "application/json",
-        accept: "application/json, text/event-stream",
-        "mcp-protocol-version": "2026-07-28",
-        "mcp-method": "subscriptions/listen",
-      },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: "listen-e2e",
-        method: "subscriptions/listen",
-        params: { notifications: { toolsListChanged: true }, _meta: META },
-      }),
+    const s = await listenStream(MCP_URL, TOKENS.alice, {
+      id: "listen-e2e",
+      notifications: { toolsListChanged: true },
+      meta: META,
     });
-    assert.equal(res.status, 200);
-    assert.match(res.headers.get("content-type"), /text\/event-stream/);
-    const reader = res.body.getReader();
-    const dec = new TextDecoder();
-    let text = "";
-    const messages = () => [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]));
-    const readFor = async (ms, until = () => false) => {
-      const end = Date.now() + ms;
-      while (Date.now() < end && !until()) {
-        const r = await Promise.race([reader.read(), sleep(end - Date.now()).then(() => null)]);
-        if (!r || r.done) break;
-        text += dec.decode(r.value, { stream: true });
-      }
-    };
+    assert.equal(s.status, 200);
+    assert.match(s.res.headers.get("content-type"), /text\/event-stream/);
+    const messages = s.messages;
+    const readFor = (ms, until = () => false) => s.until(until, ms);
     try {
       await readFor(5000, () => messages().length >= 1);
       const [ack] = messages();
@@ -119,7 +97,7 @@ describe("subscriptions/listen on the wire", () => {
       await readFor(5000, () => messages().some((m) => m.method === "notifications/tools/list_changed"));
       // A barrier, not a pause: the edge enqueues one re-check's frames in one synchronous loop and
       // its keep-alives from a timer, so a keep-alive after the frame means nothing else came with it.
-      const settled = () => text.lastIndexOf(": keepalive") > text.lastIndexOf("list_changed");
+      const settled = () => s.text.lastIndexOf(": keepalive") > s.text.lastIndexOf("list_changed");
       await readFor(KEEPALIVE_MS * 2 + 1000, settled);
       assert.ok(settled(), "no keep-alive after the list_changed frame");
       const after = messages().slice(1);
@@ -128,10 +106,9 @@ describe("subscriptions/listen on the wire", () => {
       assert.equal(tools[0].params._meta[SUBSCRIPTION_ID_META_KEY], "listen-e2e");
       const others = after.filter((m) => m.method !== "notifications/tools/list_changed");
       assert.deepEqual(others, [], "prompts/resources list_changed were not asked for");
-      assert.match(text, /^: keepalive$/m); // (the barrier above waited for one)
+      assert.match(s.text, /^: keepalive$/m); // (the barrier above waited for one)
     } finally {
-      ac.abort();
-      await reader.cancel().catch(() => {});
+      await s.close();
     }
   });
 });

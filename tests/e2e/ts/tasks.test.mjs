@@ -8,6 +8,7 @@ import { describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { MCP_URL, need, TOKENS, USERS } from "./common.mjs";
+import { openListen as listenStream } from "../../lib/listen.mjs";
 
 const DB_URL = need("E2E_DATABASE_URL"); // owner connection to the e2e database
 const TASKS = "io.modelcontextprotocol/tasks";
@@ -79,47 +80,11 @@ async function settled(user, taskId, ms = 20000) {
   }
 }
 
-/** An open subscriptions/listen stream as `user`: its messages so far, and readFor(ms, until). */
+/** An open subscriptions/listen stream as `user` (tests/lib/listen.mjs): its messages so far, and readFor(ms, until). */
 async function listen(user, notifications) {
-  const ac = new AbortController();
-  const res = await fetch(MCP_URL, {
-    method: "POST",
-    signal: ac.signal,
-    headers: {
-      authorization: `Bearer ${TOKENS[user]}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": "2026-07-28",
-      "mcp-method": "subscriptions/listen",
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: `tasks-${user}`,
-      method: "subscriptions/listen",
-      params: { notifications, _meta: META },
-    }),
-  });
-  assert.equal(res.status, 200);
-  const reader = res.body.getReader();
-  const dec = new TextDecoder();
-  let text = "";
-  const messages = () => [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]));
-  const readFor = async (ms, until = () => false) => {
-    const end = Date.now() + ms;
-    while (Date.now() < end && !until()) {
-      const r = await Promise.race([
-        reader.read(),
-        sleep(end - Date.now()).then(() => null),
-      ]);
-      if (!r || r.done) break;
-      text += dec.decode(r.value, { stream: true });
-    }
-  };
-  const close = async () => {
-    ac.abort();
-    await reader.cancel().catch(() => {});
-  };
-  return { messages, readFor, close };
+  const s = await listenStream(MCP_URL, TOKENS[user], { id: `tasks-${user}`, notifications, meta: META });
+  assert.equal(s.status, 200);
+  return { messages: s.messages, readFor: (ms, until = () => false) => s.until(until, ms), close: s.close };
 }
 
 describe("tasks through the edge", () => {

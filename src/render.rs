@@ -41,6 +41,27 @@ pub fn json_len(v: &(impl serde::Serialize + ?Sized)) -> usize {
     c.0
 }
 
+/// The length of the JSON text of `v` with its held texts in place (identity::spliced::write's),
+/// counted without writing it.
+pub fn written_len(v: &Value) -> usize {
+    use crate::identity::spliced::{self, Held};
+    fn held_extra(v: &Value, held: &Held) -> isize {
+        match v {
+            Value::String(s) => held
+                .text(s)
+                .map_or(0, |json| json.len() as isize - json_len(s) as isize),
+            Value::Array(a) => a.iter().map(|x| held_extra(x, held)).sum(),
+            Value::Object(m) => m.values().map(|x| held_extra(x, held)).sum(),
+            _ => 0,
+        }
+    }
+    let plain = json_len(v);
+    if !spliced::held() {
+        return plain;
+    }
+    spliced::with_held(|held| (plain as isize + held_extra(v, held)).max(0) as usize)
+}
+
 fn json_lines(rows: &[Value], len: usize) -> String {
     let mut out = Vec::with_capacity(len);
     for (i, r) in rows.iter().enumerate() {
@@ -153,6 +174,25 @@ mod tests {
             .map(|v| json_len(v) + 1)
             .sum::<usize>()
             .saturating_sub(1)
+    }
+
+    /// The length counted without writing is the written text's.
+    #[pgrx::pg_test]
+    fn written_len_is_the_written_texts_length() {
+        crate::identity::spliced::clear();
+        let plain = json!({"a": ["é", "\u{1}", 1.5]});
+        assert_eq!(
+            written_len(&plain),
+            crate::identity::spliced::write(&plain).len()
+        );
+        let rows = crate::identity::spliced::hold(r#"[{"a":1},{"a":"x\ny"}]"#.to_string());
+        let text = crate::identity::spliced::hold(r#""| a |\n| 1 |""#.to_string());
+        let reply = json!({"result": {"content": [{"text": text}], "rows": rows, "again": rows}});
+        assert_eq!(
+            written_len(&reply),
+            crate::identity::spliced::write(&reply).len()
+        );
+        crate::identity::spliced::clear();
     }
 
     #[pgrx::pg_test]

@@ -37,11 +37,13 @@ pub struct Reply {
 }
 
 impl Reply {
-    fn of(response: Value) -> Reply {
+    /// `as_text`: the reply leaves as JSON text; text held outside the value
+    /// (src/identity/spliced.rs) is then written into the reply's text now. Otherwise (jsonb out)
+    /// the held texts join the jsonb where their placeholders stand (datum::jsonb_of).
+    fn of(response: Value, as_text: bool) -> Reply {
         let error_code = response.pointer("/error/code").and_then(Value::as_i64);
-        // Text held outside the value (src/identity/spliced.rs) is written into the reply's text now.
         Reply {
-            text: spliced::held().then(|| spliced::write(&response)),
+            text: (as_text && spliced::held()).then(|| spliced::write(&response)),
             value: response,
             error_code,
         }
@@ -97,7 +99,9 @@ struct Processed {
 
 /// Processes one parsed message for `caller`, inside its request scope. `last`: nothing
 /// else of the request runs after it (a batch's earlier messages are not last), so its audit row
-/// may relax the commit when nothing was written.
+/// may relax the commit when nothing was written. `as_text`: the reply leaves as JSON text (HTTP),
+/// so the text the audit row's byte count needs is written here once and kept; chumbo.handle
+/// returns jsonb built from the value, so its bytes are only counted.
 fn process_message(
     registry: &Registry,
     caller: &Caller,
@@ -105,6 +109,7 @@ fn process_message(
     era: &Era,
     headers: Option<&Map<String, Value>>,
     last: bool,
+    as_text: bool,
 ) -> Processed {
     let nothing = |reply: Option<Reply>| Processed {
         reply,
@@ -112,7 +117,7 @@ fn process_message(
         events: vec![],
     };
     let (id, method, params) = match jsonrpc::parse(msg) {
-        Err((id, e)) => return nothing(Some(Reply::of(jsonrpc::error(&id, &e.rpc())))),
+        Err((id, e)) => return nothing(Some(Reply::of(jsonrpc::error(&id, &e.rpc()), as_text))),
         Ok(Message::Notification | Message::ClientResponse) => return nothing(None),
         Ok(Message::Request { id, method, params }) => (id, method, params),
     };
@@ -131,7 +136,7 @@ fn process_message(
     // The request's run (a verified run handle, or a new one; src/bookkeeping/runs.rs).
     let run = match crate::bookkeeping::runs::of_request(registry, caller, &params) {
         Ok(r) => r,
-        Err(e) => return nothing(Some(Reply::of(jsonrpc::error(&id, &e.rpc())))),
+        Err(e) => return nothing(Some(Reply::of(jsonrpc::error(&id, &e.rpc()), as_text))),
     };
     let state_key = registry.keys.get("state").cloned().unwrap_or_default();
     let trace_parent = crate::trace_context::of_message(&params, headers);
@@ -199,15 +204,22 @@ fn process_message(
             )
         }
     };
-    let mut reply = Reply::of(response);
+    let mut reply = Reply::of(response, as_text);
     let capability = params
         .get("name")
         .or_else(|| params.get("uri"))
         .and_then(Value::as_str);
     if registry.settings.audit {
-        let text = reply.text.take().unwrap_or_else(|| reply.value.to_string());
-        let bytes = text.len();
-        reply.text = Some(text);
+        let bytes = match &reply.text {
+            Some(text) => text.len(),
+            None if as_text => {
+                let text = reply.value.to_string();
+                let bytes = text.len();
+                reply.text = Some(text);
+                bytes
+            }
+            None => crate::render::written_len(&reply.value),
+        };
         let opted_in = capability
             .and_then(|n| registry.find(n, registry::Kind::Tool))
             .and_then(|c| c.meta.audit.as_ref())
@@ -408,7 +420,7 @@ fn handle_request(body: Option<JsonbArg>, claims: Option<JsonbArg>) -> Option<Js
     } else {
         Era::Legacy(Revision::NEWEST)
     };
-    let processed = process_message(&registry, &caller, &msg, &era, None, true);
+    let processed = process_message(&registry, &caller, &msg, &era, None, true, false);
     processed.reply.map(|r| JsonValue(written(r.value, r.text)))
 }
 

@@ -490,7 +490,15 @@ pub(super) fn dispatch(
             reply,
             missing_scopes,
             mut events,
-        } = process_message(registry, caller, msg, era, Some(received.headers), true);
+        } = process_message(
+            registry,
+            caller,
+            msg,
+            era,
+            Some(received.headers),
+            true,
+            true,
+        );
         events.retain(|e| {
             e["method"] != "notifications/message"
                 || stateless::log_passes(
@@ -513,11 +521,12 @@ pub(super) fn dispatch(
         if msg.is_array() && m.get("method").and_then(Value::as_str) == Some("initialize") {
             let id = m.get("id").cloned().unwrap_or(Value::Null);
             let e = Error::InvalidRequest("initialize must not be part of a batch".into());
-            out.replies.push(Reply::of(jsonrpc::error(&id, &e.rpc())));
+            out.replies
+                .push(Reply::of(jsonrpc::error(&id, &e.rpc()), true));
             continue;
         }
         let last = i + 1 == messages.len();
-        let p = process_message(registry, caller, m, era, Some(received.headers), last);
+        let p = process_message(registry, caller, m, era, Some(received.headers), last, true);
         out.events.extend(p.events);
         out.replies.extend(p.reply);
         if !p.missing_scopes.is_empty() {

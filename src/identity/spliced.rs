@@ -50,6 +50,27 @@ pub fn clear() {
     HELD.with(|h| h.borrow_mut().clear());
 }
 
+/// The texts held now, found by their placeholder.
+pub struct Held<'a>(&'a [(String, String)]);
+
+impl<'a> Held<'a> {
+    /// The text `s` stands for, when `s` (a whole string value) is a placeholder.
+    pub fn text(&self, s: &str) -> Option<&'a str> {
+        if !s.starts_with(PREFIX) {
+            return None;
+        }
+        self.0
+            .iter()
+            .find(|(token, _)| token == s)
+            .map(|(_, json)| json.as_str())
+    }
+}
+
+/// Runs `f` with the texts held now.
+pub fn with_held<R>(f: impl FnOnce(&Held) -> R) -> R {
+    HELD.with(|h| f(&Held(&h.borrow())))
+}
+
 /// The compact JSON text of `v`, with every placeholder replaced by its text. One pass over
 /// the written value: each held text is copied once, wherever its placeholder stands.
 pub fn write(v: &Value) -> String {

@@ -5,6 +5,9 @@
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 
+mod json_text;
+use json_text::Token;
+
 /// A jsonb argument received as its text, parsed by us: a body too deep for serde must become a
 /// JSON-RPC error, not an ERROR raised while converting the argument.
 pub struct JsonbText(pub String);
@@ -151,45 +154,66 @@ impl_sql_translatable!(JsonValue, "jsonb");
 
 /// The jsonb datum of `v`, the same value jsonb_in gives for `v`'s JSON text.
 pub fn jsonb_of(v: &serde_json::Value) -> pg_sys::Datum {
+    use crate::identity::spliced;
     use serde_json::Value;
-    // Text held outside the value (src/identity/spliced.rs): jsonb_in of the whole text, written once.
-    if crate::identity::spliced::held() {
-        return jsonb_in(crate::identity::spliced::write(v));
-    }
-    // jsonb cannot hold U+0000 and a scalar document needs the raw-scalar wrapper: both are left
-    // to jsonb_in, which refuses the first with its own error. Neither occurs in a response.
-    if !matches!(v, Value::Object(_) | Value::Array(_)) || has_nul(v) {
-        return jsonb_in(v.to_string());
-    }
-    let mut state: *mut pg_sys::JsonbParseState = std::ptr::null_mut();
-    // SAFETY: every string pointer handed to pushJsonbValue points into `v`, which outlives
-    // JsonbValueToJsonb (the only step that reads them: it copies them into the new datum); the
-    // tokens are balanced by construction, so the last END returns the finished root.
-    unsafe {
-        let root = push(&mut state, v, pg_sys::JsonbIteratorToken::WJB_ELEM);
-        pg_sys::Datum::from(pg_sys::JsonbValueToJsonb(root))
-    }
+    spliced::with_held(|held| {
+        // jsonb cannot hold U+0000 and a scalar document needs the raw-scalar wrapper: both are
+        // left to jsonb_in (of the text with held texts in place), which refuses the first with
+        // its own error. Neither occurs in a response.
+        if !matches!(v, Value::Object(_) | Value::Array(_)) || has_nul(v, held) {
+            return jsonb_in(spliced::write(v));
+        }
+        let mut built = Built::default();
+        let mut state: *mut pg_sys::JsonbParseState = std::ptr::null_mut();
+        // SAFETY: every string pointer handed to pushJsonbValue points into `v` or into `built`,
+        // both of which outlive JsonbValueToJsonb (the only step that reads them: it copies them
+        // into the new datum); the tokens are balanced by construction, so the last END returns
+        // the finished root.
+        unsafe {
+            let root = push(
+                &mut state,
+                v,
+                pg_sys::JsonbIteratorToken::WJB_ELEM,
+                held,
+                &mut built,
+            );
+            pg_sys::Datum::from(pg_sys::JsonbValueToJsonb(root))
+        }
+    })
 }
 
-fn has_nul(v: &serde_json::Value) -> bool {
+/// The held texts read while a value is built, kept until the datum is assembled (jsonb's
+/// values point into them until then).
+#[derive(Default)]
+struct Built<'a> {
+    texts: Vec<Vec<Token<'a>>>,
+}
+
+/// Whether `v` holds U+0000 outside its placeholders (which held texts replace).
+fn has_nul(v: &serde_json::Value, held: &crate::identity::spliced::Held) -> bool {
     use serde_json::Value;
     match v {
-        Value::String(s) => s.contains('\0'),
-        Value::Array(a) => a.iter().any(has_nul),
-        Value::Object(m) => m.iter().any(|(k, x)| k.contains('\0') || has_nul(x)),
+        Value::String(s) => s.contains('\0') && held.text(s).is_none(),
+        Value::Array(a) => a.iter().any(|x| has_nul(x, held)),
+        Value::Object(m) => m.iter().any(|(k, x)| k.contains('\0') || has_nul(x, held)),
         _ => false,
     }
 }
 
 /// Pushes `v` as the next token `seq` (WJB_ELEM or WJB_VALUE); returns what pushJsonbValue
-/// returned (the finished container after an END).
+/// returned (the finished container after an END). A placeholder's held text goes in its place:
+/// a JSON string decoded and pushed as a string (a page's text block: jsonb_in would lex it
+/// character by character), anything else as jsonb_in makes it.
 ///
 /// # Safety
-/// `state` is a parse state built only by these calls, and `v` outlives the datum's assembly.
-unsafe fn push(
+/// `state` is a parse state built only by these calls, and `v` and `built` outlive the datum's
+/// assembly.
+unsafe fn push<'a>(
     state: &mut *mut pg_sys::JsonbParseState,
     v: &serde_json::Value,
     seq: pg_sys::JsonbIteratorToken::Type,
+    held: &crate::identity::spliced::Held<'a>,
+    built: &mut Built<'a>,
 ) -> *mut pg_sys::JsonbValue {
     use pg_sys::JsonbIteratorToken as T;
     use serde_json::Value;
@@ -202,23 +226,130 @@ unsafe fn push(
                 for (k, x) in m {
                     let mut key = string(k);
                     pg_sys::pushJsonbValue(state, T::WJB_KEY, &mut key);
-                    push(state, x, T::WJB_VALUE);
+                    push(state, x, T::WJB_VALUE, held, built);
                 }
                 pg_sys::pushJsonbValue(state, T::WJB_END_OBJECT, null)
             }
             Value::Array(a) => {
                 pg_sys::pushJsonbValue(state, T::WJB_BEGIN_ARRAY, null);
                 for x in a {
-                    push(state, x, T::WJB_ELEM);
+                    push(state, x, T::WJB_ELEM, held, built);
                 }
                 pg_sys::pushJsonbValue(state, T::WJB_END_ARRAY, null)
             }
+            Value::String(s) => match held.text(s) {
+                Some(json) => push_held(state, json, seq, built),
+                None => pg_sys::pushJsonbValue(state, seq, &mut string(s)),
+            },
             scalar => {
                 let mut jv = scalar_of(scalar);
                 pg_sys::pushJsonbValue(state, seq, &mut jv)
             }
         }
     }
+}
+
+/// Pushes a held JSON text as the next token `seq`: read by [json_text] (no jsonb_in lexing), or
+/// what jsonb_in makes of it when that reader gives up or the database's encoding is not UTF-8
+/// (jsonb_in converts `\u` escapes to it).
+///
+/// # Safety
+/// As for [push].
+unsafe fn push_held<'a>(
+    state: &mut *mut pg_sys::JsonbParseState,
+    json: &'a str,
+    seq: pg_sys::JsonbIteratorToken::Type,
+    built: &mut Built<'a>,
+) -> *mut pg_sys::JsonbValue {
+    // SAFETY: reads the database's encoding, fixed for the life of the backend.
+    let utf8 = unsafe { pg_sys::GetDatabaseEncoding() } == pg_sys::pg_enc::PG_UTF8 as i32;
+    if let Some(tokens) = json_text::tokens(json, MAX_DEPTH).filter(|_| utf8) {
+        built.texts.push(tokens);
+        let tokens = built.texts.last().expect("pushed just above");
+        // SAFETY: the tokens live in `built` (per this function's contract).
+        return unsafe { push_tokens(state, tokens, seq) };
+    }
+    let datum = jsonb_in(json.to_string());
+    // SAFETY: jsonb_in returned a palloc'd, detoasted jsonb datum that lives until the call
+    // ends; its root container is what a binary JsonbValue points to (pushJsonbValue unpacks it).
+    unsafe {
+        let jb = datum.cast_mut_ptr::<pg_sys::Jsonb>();
+        let mut jv = pg_sys::JsonbValue {
+            type_: pg_sys::jbvType::jbvBinary,
+            val: pg_sys::JsonbValue__bindgen_ty_1 {
+                binary: Default::default(),
+            },
+        };
+        jv.val.binary.len = pgrx::varsize_any(jb.cast()) as core::ffi::c_int;
+        jv.val.binary.data = &mut (*jb).root;
+        pg_sys::pushJsonbValue(state, seq, &mut jv)
+    }
+}
+
+/// Pushes one JSON text's tokens, the first as the next token `seq`.
+///
+/// # Safety
+/// As for [push]; `tokens` is a whole value (balanced) and outlives the datum's assembly.
+unsafe fn push_tokens(
+    state: &mut *mut pg_sys::JsonbParseState,
+    tokens: &[Token],
+    seq: pg_sys::JsonbIteratorToken::Type,
+) -> *mut pg_sys::JsonbValue {
+    use pg_sys::jbvType as J;
+    use pg_sys::JsonbIteratorToken as T;
+    let null = std::ptr::null_mut();
+    // Whether each open container is an object (its scalars are values) or an array (elements).
+    let mut open: Vec<bool> = Vec::new();
+    let mut last = null;
+    for token in tokens {
+        let next = match open.last() {
+            Some(true) => T::WJB_VALUE,
+            Some(false) => T::WJB_ELEM,
+            None => seq,
+        };
+        let of = |type_, val| pg_sys::JsonbValue { type_, val };
+        // SAFETY: per this function's contract; every scalar's bytes live in `tokens`.
+        last = unsafe {
+            match token {
+                Token::BeginObject | Token::BeginArray => {
+                    let object = matches!(token, Token::BeginObject);
+                    open.push(object);
+                    let begin = if object {
+                        T::WJB_BEGIN_OBJECT
+                    } else {
+                        T::WJB_BEGIN_ARRAY
+                    };
+                    pg_sys::pushJsonbValue(state, begin, null)
+                }
+                Token::EndObject | Token::EndArray => {
+                    open.pop();
+                    let end = if matches!(token, Token::EndObject) {
+                        T::WJB_END_OBJECT
+                    } else {
+                        T::WJB_END_ARRAY
+                    };
+                    pg_sys::pushJsonbValue(state, end, null)
+                }
+                Token::Key(k) => pg_sys::pushJsonbValue(state, T::WJB_KEY, &mut string(k)),
+                Token::String(s) => pg_sys::pushJsonbValue(state, next, &mut string(s)),
+                Token::Number(n) => pg_sys::pushJsonbValue(state, next, &mut numeric(n)),
+                Token::Bool(b) => pg_sys::pushJsonbValue(
+                    state,
+                    next,
+                    &mut of(J::jbvBool, pg_sys::JsonbValue__bindgen_ty_1 { boolean: *b }),
+                ),
+                Token::Null => pg_sys::pushJsonbValue(
+                    state,
+                    next,
+                    &mut of(
+                        J::jbvNull,
+                        pg_sys::JsonbValue__bindgen_ty_1 { boolean: false },
+                    ),
+                ),
+            }
+        };
+    }
+    last
 }
 
 fn string(s: &str) -> pg_sys::JsonbValue {
@@ -234,6 +365,30 @@ fn string(s: &str) -> pg_sys::JsonbValue {
     jv
 }
 
+/// A jsonb number of a JSON number's text: numeric_in on it, exactly what jsonb_in does.
+fn numeric(text: &str) -> pg_sys::JsonbValue {
+    let text = std::ffi::CString::new(text).expect("a number has no NUL");
+    // SAFETY: numeric_in(cstring, oid, int4) with a valid C string that outlives the call; it
+    // returns a palloc'd Numeric or raises.
+    let numeric = unsafe {
+        pgrx::direct_function_call_as_datum(
+            pg_sys::numeric_in,
+            &[
+                Some(pg_sys::Datum::from(text.as_ptr())),
+                Some(pg_sys::Datum::from(pg_sys::Oid::INVALID)),
+                Some(pg_sys::Datum::from(-1i32)),
+            ],
+        )
+    }
+    .expect("numeric_in returns a datum or raises");
+    pg_sys::JsonbValue {
+        type_: pg_sys::jbvType::jbvNumeric,
+        val: pg_sys::JsonbValue__bindgen_ty_1 {
+            numeric: numeric.cast_mut_ptr(),
+        },
+    }
+}
+
 fn scalar_of(v: &serde_json::Value) -> pg_sys::JsonbValue {
     use pg_sys::jbvType as J;
     use serde_json::Value;
@@ -241,29 +396,7 @@ fn scalar_of(v: &serde_json::Value) -> pg_sys::JsonbValue {
     match v {
         Value::String(s) => string(s),
         Value::Bool(b) => of(J::jbvBool, pg_sys::JsonbValue__bindgen_ty_1 { boolean: *b }),
-        Value::Number(n) => {
-            // numeric_in on the number's JSON text: exactly what jsonb_in does with it.
-            let text = std::ffi::CString::new(n.to_string()).expect("a number has no NUL");
-            // SAFETY: numeric_in(cstring, oid, int4) with a valid C string that outlives the call;
-            // it returns a palloc'd Numeric or raises.
-            let numeric = unsafe {
-                pgrx::direct_function_call_as_datum(
-                    pg_sys::numeric_in,
-                    &[
-                        Some(pg_sys::Datum::from(text.as_ptr())),
-                        Some(pg_sys::Datum::from(pg_sys::Oid::INVALID)),
-                        Some(pg_sys::Datum::from(-1i32)),
-                    ],
-                )
-            }
-            .expect("numeric_in returns a datum or raises");
-            of(
-                J::jbvNumeric,
-                pg_sys::JsonbValue__bindgen_ty_1 {
-                    numeric: numeric.cast_mut_ptr(),
-                },
-            )
-        }
+        Value::Number(n) => numeric(&n.to_string()),
         // Objects and arrays are pushed by `push`; only null is left.
         _ => of(
             J::jbvNull,
@@ -411,6 +544,43 @@ mod tests {
         let back = unsafe { value_of_jsonb(datum) };
         crate::identity::spliced::clear();
         assert_eq!(back, json!({"rows": [{"a": 1}, {"a": "x\ny"}]}));
+    }
+
+    fn printed(datum: pg_sys::Datum) -> String {
+        // SAFETY: a jsonb datum built in this call; jsonb_out returns its palloc'd text.
+        unsafe { pgrx::direct_function_call::<&core::ffi::CStr>(pg_sys::jsonb_out, &[Some(datum)]) }
+            .expect("jsonb_out prints")
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    /// Every kind of held text builds the jsonb that jsonb_in makes of the written response:
+    /// a JSON string (decoded and pushed as a string), containers and scalars (jsonb_in's datum
+    /// pushed in), side by side with plain values, nested anywhere.
+    #[pgrx::pg_test]
+    fn held_texts_build_what_the_written_text_gives() {
+        use crate::identity::spliced;
+        let texts = [
+            r#""| id | name |\n| --- | --- |\n| 1 | \"quoted\" \\ é ✓ 😀 \u0001 |\n""#,
+            r#"[{"b":1,"a":[true,null,1.50]},{"a":"x\ny"},[],{}]"#,
+            r#"{"z":{"y":[1,2,{"x":-0.0}]},"a":"b"}"#,
+            "42",
+            "null",
+            r#""""#,
+        ];
+        for text in texts {
+            spliced::clear();
+            let v = json!({"jsonrpc": "2.0", "id": 1, "result": {
+                "content": [{"type": "text", "text": spliced::hold(text.to_string())}],
+                "structuredContent": {"rows": spliced::hold(text.to_string()), "n": 1},
+                "plain": "\u{1}é"}});
+            let written = spliced::write(&v);
+            let built = printed(jsonb_of(&v));
+            spliced::clear();
+            // jsonb's printed text is canonical: equal texts are equal values, a numeric's scale
+            // included (1.50 stays 1.50).
+            assert_eq!(built, printed(jsonb_in(written)), "{text}");
+        }
     }
 
     fn samples() -> Vec<Value> {

@@ -3,7 +3,8 @@
 //! configured secret), issuer, audience, expiry and not-before.
 //!
 //! A signature check (ES256: ~100 µs) would otherwise run on every request, so each backend keeps
-//! the claims of the tokens it verified, by SHA-256 of the whole token and the resource, until
+//! the claims of the tokens it verified, by the whole token and the resource (compared exactly,
+//! not by a digest: hashing a token with SHA-256 cost as much as a small call's own work), until
 //! their `exp`. The cache is emptied whenever the registry is rebuilt (registry::current): keys
 //! and settings live in `chumbo.settings`, whose every change moves the schema version, so a
 //! removed signing key or a changed issuer/audience is in force at the next request.
@@ -12,7 +13,6 @@ use crate::settings::Settings;
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{decode, decode_header, Algorithm, DecodingKey, Validation};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 use std::cell::RefCell;
 use std::collections::HashMap;
 
@@ -33,7 +33,8 @@ struct Verified {
 
 #[derive(Default)]
 struct TokenCache {
-    by_digest: HashMap<[u8; 32], Verified>,
+    /// By [key]; std's HashMap hashes with a per-process random key (no crafted collisions).
+    by_key: HashMap<String, Verified>,
     bytes: usize,
 }
 
@@ -47,13 +48,16 @@ pub fn forget_verified_tokens() {
 }
 
 /// The whole token and the resource it was presented at (the default audience), so claims are
-/// only ever handed back for exactly the input they were verified from.
-fn digest(token: &str, resource: Option<&str>) -> [u8; 32] {
-    let mut h = Sha256::new();
-    h.update(token.as_bytes());
-    h.update([0u8]);
-    h.update(resource.unwrap_or("").as_bytes());
-    h.finalize().into()
+/// only ever handed back for exactly the input they were verified from. The token's length comes
+/// first: no other pair of strings makes the same key.
+fn key(token: &str, resource: Option<&str>) -> String {
+    let resource = resource.unwrap_or("");
+    let mut k = String::with_capacity(token.len() + resource.len() + 8);
+    k.push_str(&token.len().to_string());
+    k.push(':');
+    k.push_str(token);
+    k.push_str(resource);
+    k
 }
 
 /// [verify], through the backend's cache. Only successes are kept; expiry is checked on every hit.
@@ -77,13 +81,13 @@ fn verify_cached_at(
     resource: Option<&str>,
     now: u64,
 ) -> Result<Value, String> {
-    let key = digest(token, resource);
+    let key = key(token, resource);
     let hit = TOKENS.with(|t| {
         let mut t = t.borrow_mut();
-        match t.by_digest.get(&key) {
+        match t.by_key.get(&key) {
             Some(v) if now <= v.valid_until => Some(Ok(v.claims.clone())),
             Some(_) => {
-                let gone = t.by_digest.remove(&key).map_or(0, |v| v.bytes);
+                let gone = t.by_key.remove(&key).map_or(0, |v| v.bytes);
                 t.bytes -= gone;
                 Some(Err(()))
             }
@@ -98,16 +102,16 @@ fn verify_cached_at(
     }
     let claims = verify(token, settings, resource)?;
     if let Some(exp) = claims.get("exp").and_then(Value::as_u64) {
-        let bytes = token.len() + claims.to_string().len() + 64;
+        let bytes = key.len() + claims.to_string().len() + 64;
         TOKENS.with(|t| {
             let mut t = t.borrow_mut();
-            if t.by_digest.len() >= CACHE_MAX_TOKENS || t.bytes + bytes > CACHE_MAX_BYTES {
+            if t.by_key.len() >= CACHE_MAX_TOKENS || t.bytes + bytes > CACHE_MAX_BYTES {
                 *t = TokenCache::default();
             }
             if bytes <= CACHE_MAX_BYTES {
                 t.bytes += bytes;
                 let valid_until = exp.saturating_add(LEEWAY_SECONDS);
-                t.by_digest.insert(
+                t.by_key.insert(
                     key,
                     Verified {
                         claims: claims.clone(),
@@ -271,7 +275,7 @@ mod tests {
             verify_cached_at(&token, &settings, resource, last + 1),
             Err("the token has expired".to_string())
         );
-        assert!(TOKENS.with(|t| t.borrow().by_digest.is_empty()));
+        assert!(TOKENS.with(|t| t.borrow().by_key.is_empty()));
         // Another resource (the default audience) is another entry, verified on its own: refused.
         assert!(verify_cached_at(&token, &settings, Some("https://other.test"), now).is_err());
     }
@@ -290,11 +294,8 @@ mod tests {
         }
         TOKENS.with(|t| {
             let t = t.borrow();
-            assert!(t.by_digest.len() <= CACHE_MAX_TOKENS && t.bytes <= CACHE_MAX_BYTES);
-            assert_eq!(
-                t.bytes,
-                t.by_digest.values().map(|v| v.bytes).sum::<usize>()
-            );
+            assert!(t.by_key.len() <= CACHE_MAX_TOKENS && t.bytes <= CACHE_MAX_BYTES);
+            assert_eq!(t.bytes, t.by_key.values().map(|v| v.bytes).sum::<usize>());
         });
         forget_verified_tokens();
     }

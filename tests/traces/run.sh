@@ -68,8 +68,10 @@ edge() { # edge ID PORT [VAR=VALUE...]: start one, with its own dev token (the a
 otlp=(OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$TRACES_OTLP_PORT" OTEL_BSP_SCHEDULE_DELAY=100
       OTEL_METRIC_EXPORT_INTERVAL=300)
 edge traces-edge "$TRACES_EDGE_PORT" "${otlp[@]}" OTEL_SERVICE_NAME=chumbo-traces-protobuf
+# Switched on as "True": Deno reads OTEL_DENO ignoring case, so the edge must too (its MCP spans
+# were missing when only "true" counted; the json tests below fail without them).
 edge traces-json-edge "$TRACES_JSON_EDGE_PORT" "${otlp[@]}" OTEL_EXPORTER_OTLP_PROTOCOL=http/json \
-  OTEL_SERVICE_NAME=chumbo-traces-json
+  OTEL_SERVICE_NAME=chumbo-traces-json OTEL_DENO=True
 edge traces-down-edge "$TRACES_DOWN_EDGE_PORT" OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$TRACES_CLOSED_PORT" \
   OTEL_BSP_SCHEDULE_DELAY=100 OTEL_SERVICE_NAME=chumbo-traces-down
 edge traces-off-edge "$TRACES_OFF_EDGE_PORT"

@@ -66,7 +66,7 @@
 //   CHUMBO_CONSENT_PAGE           "on": serve the OAuth consent page at ${CHUMBO_PUBLIC_URL}/consent
 //                                 (consent.ts; needs SUPABASE_URL and SUPABASE_ANON_KEY; see README.md)
 //   CHUMBO_CONSENT_APP_NAME       the name the consent page shows (default: the host of CHUMBO_PUBLIC_URL)
-//   OTEL_DENO                     "true": Deno's built-in OpenTelemetry is on (scripts/edge.sh sets it when
+//   OTEL_DENO                     "true" (any case): Deno's built-in OpenTelemetry is on (scripts/edge.sh sets it when
 //                                 OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set;
 //                                 Deno reads the other OTEL_* variables: protocol, headers, service name).
 //                                 Decided at start: each request then exports an MCP server span per
@@ -127,8 +127,10 @@ const CONSENT = env("CHUMBO_CONSENT_PAGE") === "on"
     })
   : null;
 
-// Tracing is decided once: off, no request pays for it (not even the import).
-const TRACE = env("OTEL_DENO") === "true" ? await import("./trace.ts") : null;
+// Tracing is decided once: off, no request pays for it (not even the import). Deno reads the
+// switch ignoring case ("TRUE" turns its exporter on), and so does the edge: otherwise only Deno's
+// own HTTP spans would leave, without the MCP ones.
+const TRACE = env("OTEL_DENO")?.toLowerCase() === "true" ? await import("./trace.ts") : null;
 
 export async function handler(req: Request, info?: Deno.ServeHandlerInfo): Promise<Response> {
   const path = requestPath(req.url);

@@ -157,6 +157,23 @@ pub fn jsonb_of(v: &serde_json::Value) -> pg_sys::Datum {
     use crate::identity::spliced;
     use serde_json::Value;
     spliced::with_held(|held| {
+        // A whole reply held as text (chumbo.mcp's, written for its byte count): its tokens, when
+        // it is a container the reader takes.
+        if let Some(tokens) = match v {
+            Value::String(s) => held
+                .text(s)
+                .filter(|json| json.starts_with(['{', '[']) && utf8())
+                .and_then(|json| json_text::tokens(json, MAX_DEPTH)),
+            _ => None,
+        } {
+            let mut state: *mut pg_sys::JsonbParseState = std::ptr::null_mut();
+            // SAFETY: the tokens (and the held text they borrow) outlive JsonbValueToJsonb; a
+            // container's tokens are balanced, so the last END returns the finished root.
+            return unsafe {
+                let root = push_tokens(&mut state, &tokens, pg_sys::JsonbIteratorToken::WJB_ELEM);
+                pg_sys::Datum::from(pg_sys::JsonbValueToJsonb(root))
+            };
+        }
         // jsonb cannot hold U+0000 and a scalar document needs the raw-scalar wrapper: both are
         // left to jsonb_in (of the text with held texts in place), which refuses the first with
         // its own error. Neither occurs in a response.
@@ -261,9 +278,7 @@ unsafe fn push_held<'a>(
     seq: pg_sys::JsonbIteratorToken::Type,
     built: &mut Built<'a>,
 ) -> *mut pg_sys::JsonbValue {
-    // SAFETY: reads the database's encoding, fixed for the life of the backend.
-    let utf8 = unsafe { pg_sys::GetDatabaseEncoding() } == pg_sys::pg_enc::PG_UTF8 as i32;
-    if let Some(tokens) = json_text::tokens(json, MAX_DEPTH).filter(|_| utf8) {
+    if let Some(tokens) = json_text::tokens(json, MAX_DEPTH).filter(|_| utf8()) {
         built.texts.push(tokens);
         let tokens = built.texts.last().expect("pushed just above");
         // SAFETY: the tokens live in `built` (per this function's contract).
@@ -284,6 +299,13 @@ unsafe fn push_held<'a>(
         jv.val.binary.data = &mut (*jb).root;
         pg_sys::pushJsonbValue(state, seq, &mut jv)
     }
+}
+
+/// Whether the database's encoding is UTF-8: jsonb_in converts `\u` escapes to the database's
+/// encoding, which json_text's reader (UTF-8) does not.
+fn utf8() -> bool {
+    // SAFETY: reads the database's encoding, fixed for the life of the backend.
+    unsafe { pg_sys::GetDatabaseEncoding() == pg_sys::pg_enc::PG_UTF8 as i32 }
 }
 
 /// Pushes one JSON text's tokens, the first as the next token `seq`.
@@ -576,7 +598,10 @@ mod tests {
                 "plain": "\u{1}é"}});
             let written = spliced::write(&v);
             let built = printed(jsonb_of(&v));
+            // the whole reply held as text (chumbo.mcp's)
+            let whole = printed(jsonb_of(&spliced::hold(written.clone())));
             spliced::clear();
+            assert_eq!(whole, built, "{text}");
             // jsonb's printed text is canonical: equal texts are equal values, a numeric's scale
             // included (1.50 stays 1.50).
             assert_eq!(built, printed(jsonb_in(written)), "{text}");

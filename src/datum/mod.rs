@@ -28,28 +28,34 @@ impl pgrx::FromDatum for JsonbText {
         Some(JsonbText(text.to_string_lossy().into_owned()))
     }
 }
-impl_sql_translatable!(JsonbText, arg_only = "jsonb");
+/// A jsonb argument type read through its FromDatum, exactly like pgrx's own jsonb argument.
+macro_rules! jsonb_argument {
+    ($t:ty) => {
+        impl_sql_translatable!($t, arg_only = "jsonb");
 
-// SAFETY: JsonbText is read through FromDatum (above) exactly like pgrx's own jsonb argument.
-unsafe impl<'fcx> pgrx::callconv::ArgAbi<'fcx> for JsonbText {
-    // SAFETY: pgrx calls this with an argument of the declared (jsonb) type.
-    unsafe fn unbox_arg_unchecked(arg: pgrx::callconv::Arg<'_, 'fcx>) -> Self {
-        let index = arg.index();
-        // SAFETY: forwarded from the caller's contract (a non-null jsonb argument).
-        unsafe {
-            arg.unbox_arg_using_from_datum()
-                .unwrap_or_else(|| panic!("argument {index} must not be null"))
+        // SAFETY: the type is read through its FromDatum exactly like pgrx's own jsonb argument.
+        unsafe impl<'fcx> pgrx::callconv::ArgAbi<'fcx> for $t {
+            // SAFETY: pgrx calls this with an argument of the declared (jsonb) type.
+            unsafe fn unbox_arg_unchecked(arg: pgrx::callconv::Arg<'_, 'fcx>) -> Self {
+                let index = arg.index();
+                // SAFETY: forwarded from the caller's contract (a non-null jsonb argument).
+                unsafe {
+                    arg.unbox_arg_using_from_datum()
+                        .unwrap_or_else(|| panic!("argument {index} must not be null"))
+                }
+            }
+
+            // SAFETY: pgrx calls this with an argument of the declared (jsonb) type, possibly null.
+            unsafe fn unbox_nullable_arg(
+                arg: pgrx::callconv::Arg<'_, 'fcx>,
+            ) -> pgrx::nullable::Nullable<Self> {
+                // SAFETY: forwarded from the caller's contract.
+                unsafe { arg.unbox_arg_using_from_datum().into() }
+            }
         }
-    }
-
-    // SAFETY: pgrx calls this with an argument of the declared (jsonb) type, possibly null.
-    unsafe fn unbox_nullable_arg(
-        arg: pgrx::callconv::Arg<'_, 'fcx>,
-    ) -> pgrx::nullable::Nullable<Self> {
-        // SAFETY: forwarded from the caller's contract.
-        unsafe { arg.unbox_arg_using_from_datum().into() }
-    }
+    };
 }
+jsonb_argument!(JsonbText);
 
 /// A jsonb argument read off its binary form (jsonb's iterator: no jsonb_out text for serde to
 /// parse again); Err([TooDeep]) when it nests deeper than serde allows, for the entry point to
@@ -71,28 +77,7 @@ impl pgrx::FromDatum for JsonbArg {
         (!is_null).then(|| JsonbArg(unsafe { try_value_of_jsonb(datum) }))
     }
 }
-impl_sql_translatable!(JsonbArg, arg_only = "jsonb");
-
-// SAFETY: JsonbArg is read through FromDatum (above) exactly like pgrx's own jsonb argument.
-unsafe impl<'fcx> pgrx::callconv::ArgAbi<'fcx> for JsonbArg {
-    // SAFETY: pgrx calls this with an argument of the declared (jsonb) type.
-    unsafe fn unbox_arg_unchecked(arg: pgrx::callconv::Arg<'_, 'fcx>) -> Self {
-        let index = arg.index();
-        // SAFETY: forwarded from the caller's contract (a non-null jsonb argument).
-        unsafe {
-            arg.unbox_arg_using_from_datum()
-                .unwrap_or_else(|| panic!("argument {index} must not be null"))
-        }
-    }
-
-    // SAFETY: pgrx calls this with an argument of the declared (jsonb) type, possibly null.
-    unsafe fn unbox_nullable_arg(
-        arg: pgrx::callconv::Arg<'_, 'fcx>,
-    ) -> pgrx::nullable::Nullable<Self> {
-        // SAFETY: forwarded from the caller's contract.
-        unsafe { arg.unbox_arg_using_from_datum().into() }
-    }
-}
+jsonb_argument!(JsonbArg);
 
 /// jsonb_in of `text`: raises jsonb_in's own ERROR on what jsonb cannot hold.
 fn jsonb_in(text: String) -> pg_sys::Datum {

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
+import { openListen } from "../lib/listen.mjs";
 
 const need = (name) => process.env[name] ?? assert.fail(`${name} is not set (run tests/traces/run.sh)`);
 const edge = (prefix) => ({
@@ -209,36 +210,12 @@ test("mcp.server.session.duration: a subscriptions/listen stream's time when it 
     "network.protocol.name": "http",
   };
   const before = Date.now() * 1e6;
-  const ac = new AbortController();
-  const res = await fetch(PROTOBUF.url, {
-    method: "POST",
-    signal: ac.signal,
-    headers: {
-      authorization: `Bearer ${PROTOBUF.token}`,
-      "content-type": "application/json",
-      accept: "application/json, text/event-stream",
-      "mcp-protocol-version": "2026-07-28",
-      "mcp-method": "subscriptions/listen",
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: "listen-traces",
-      method: "subscriptions/listen",
-      params: {
-        notifications: { toolsListChanged: true },
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-          "io.modelcontextprotocol/clientCapabilities": {},
-        },
-      },
-    }),
-  });
-  assert.equal(res.status, 200);
+  const s = await openListen(PROTOBUF.url, PROTOBUF.token, { id: "listen-traces" });
+  assert.equal(s.status, 200);
   let held;
   try {
-    const reader = res.body.getReader();
-    const first = new TextDecoder().decode((await reader.read()).value);
-    assert.match(first, /notifications\/subscriptions\/acknowledged/);
+    assert.ok(await s.until(() => s.messages().length >= 1, 5000), "acknowledgement");
+    assert.equal(s.messages()[0].method, "notifications/subscriptions/acknowledged");
     const opened = Date.now();
 
     // Open: the UpDownCounter says one stream (no other test opens one on this edge).
@@ -254,7 +231,7 @@ test("mcp.server.session.duration: a subscriptions/listen stream's time when it 
     await sleep(Math.max(0, 600 - (Date.now() - opened)));
     held = (Date.now() - opened) / 1000;
   } finally {
-    ac.abort(); // the client goes away: the stream ends, without an error
+    await s.close(); // the client goes away: the stream ends, without an error
   }
 
   const ended = await waitForPoint(SESSION, "an ended session", (ps) => ps.find((p) => p.count >= 1));

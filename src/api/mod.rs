@@ -368,7 +368,7 @@ fn handle(body: Option<JsonbArg>, claims: default!(Option<JsonbArg>, "NULL")) ->
     serve(false, || handle_request(body, claims))
 }
 
-/// Both arguments arrive as jsonb values read off their binary form (datum.rs): jsonb holds no
+/// Both arguments arrive as jsonb values read off their binary form (src/datum): jsonb holds no
 /// U+0000 and no invalid JSON, so what parse_body checks in a text body cannot occur but depth.
 fn handle_request(body: Option<JsonbArg>, claims: Option<JsonbArg>) -> Option<JsonValue> {
     let too_deep = |what: &str| Error::InvalidRequest(format!("the {what} is nested too deeply"));

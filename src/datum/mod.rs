@@ -263,7 +263,7 @@ unsafe fn push_held<'a>(
     seq: pg_sys::JsonbIteratorToken::Type,
     built: &mut Built<'a>,
 ) -> *mut pg_sys::JsonbValue {
-    if let Some(tokens) = json_text::tokens(json, MAX_DEPTH).filter(|_| utf8()) {
+    if let Some(tokens) = utf8().then(|| json_text::tokens(json, MAX_DEPTH)).flatten() {
         built.texts.push(tokens);
         let tokens = built.texts.last().expect("pushed just above");
         // SAFETY: the tokens live in `built` (per this function's contract).

@@ -15,13 +15,14 @@
 #   CHUMBO_PUBLIC_URL, CHUMBO_AUTHORIZATION_SERVERS, CHUMBO_ALLOWED_*, CHUMBO_DB_*, ...: passed through
 #                             (see the header of supabase/functions/mcp/index.ts)
 #   OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT), e.g. http://localhost:4318:
-#                             traces on: deno runs with OTEL_DENO=true (Deno's built-in OpenTelemetry)
-#                             and exports an HTTP span and MCP server spans with the database's phases
-#                             per request (docs/observability.md). The other OTEL_* variables pass
-#                             through to Deno: OTEL_EXPORTER_OTLP_PROTOCOL (http/protobuf, the
-#                             default, or http/json), OTEL_EXPORTER_OTLP_HEADERS, OTEL_SERVICE_NAME
-#                             (default here: chumbo-edge), OTEL_BSP_SCHEDULE_DELAY, ... OTEL_DENO=false
-#                             keeps it off. Unset: no tracing, and the edge's SQL is unchanged.
+#                             traces on: the edge exports, with the OpenTelemetry JS SDK, an HTTP span
+#                             and MCP server spans with the database's phases per request, and the MCP
+#                             metrics (docs/observability.md). The other OTEL_* variables pass through
+#                             to it: OTEL_EXPORTER_OTLP_PROTOCOL (http/protobuf, the default, or
+#                             http/json), OTEL_EXPORTER_OTLP_HEADERS, OTEL_SERVICE_NAME (default
+#                             chumbo-edge), OTEL_TRACES_SAMPLER[_ARG], OTEL_BSP_SCHEDULE_DELAY, ...
+#                             OTEL_SDK_DISABLED=true keeps it off. Unset: no tracing, and the edge's
+#                             SQL is unchanged.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
@@ -61,9 +62,6 @@ start() {
   command -v deno >/dev/null || die "edge.sh: deno not found (scripts/setup.sh installs it into tools/)"
   local listen=127.0.0.1 v8="${CHUMBO_EDGE_V8_FLAGS-$EDGE_V8_FLAGS}"
   [[ -e /proc/net/if_inet6 ]] && listen="127.0.0.1,::1"
-  if [[ -n "${OTEL_EXPORTER_OTLP_ENDPOINT:-}${OTEL_EXPORTER_OTLP_TRACES_ENDPOINT:-}" ]]; then
-    export OTEL_DENO="${OTEL_DENO:-true}" OTEL_SERVICE_NAME="${OTEL_SERVICE_NAME:-chumbo-edge}"
-  fi
   DATABASE_URL="$EDGE_DATABASE_URL" CHUMBO_LISTEN="$listen" \
     setsid nohup deno run --allow-env --allow-net --frozen --config "$FN/deno.json" ${v8:+"--v8-flags=$v8"} "$FN/index.ts" \
     >"$LOGFILE" 2>&1 </dev/null &

@@ -14,6 +14,7 @@ too) and other metric kinds (gauges) are accepted and dropped. Anything else: 40
 """
 
 import base64
+import gzip
 import json
 import sys
 import threading
@@ -117,8 +118,28 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
+    def body(self):
+        """The request's body as OTLP/HTTP allows it to come: with a length or chunked (the
+        OpenTelemetry JS exporters stream theirs), and gzip-compressed when so marked."""
+        if "chunked" in (self.headers.get("transfer-encoding") or "").lower():
+            parts = []
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip(), 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass  # trailer fields
+                    break
+                parts.append(self.rfile.read(size))
+                self.rfile.readline()
+            body = b"".join(parts)
+        else:
+            body = self.rfile.read(int(self.headers.get("content-length") or 0))
+        if (self.headers.get("content-encoding") or "").lower() == "gzip":
+            body = gzip.decompress(body)
+        return body
+
     def do_POST(self):
-        body = self.rfile.read(int(self.headers.get("content-length") or 0))
+        body = self.body()
         content_type = (self.headers.get("content-type") or "").split(";")[0].strip()
         if self.path == "/v1/logs":
             return self.answer(200, b"{}" if content_type == "application/json" else b"", content_type)

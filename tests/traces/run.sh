@@ -59,7 +59,7 @@ RECEIVER_PID=$!
 for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$TRACES_OTLP_PORT") 2>/dev/null && break; sleep 0.1; done
 (exec 3<>"/dev/tcp/127.0.0.1/$TRACES_OTLP_PORT") 2>/dev/null || { cat "$OUT/receiver.log" >&2; die "the receiver did not start"; }
 
-# 4. A short batch delay: spans reach the receiver within a fraction of a second (Deno honours it).
+# 4. A short batch delay: spans reach the receiver within a fraction of a second.
 edge() { # edge ID PORT [VAR=VALUE...]: start one, with its own dev token (the audience is its URL)
   local id="$1" port="$2"; shift 2
   env "$@" CHUMBO_EDGE_ID="$id" CHUMBO_PORT="$port" CHUMBO_PUBLIC_URL='' CHUMBO_DB_POOL=2 \
@@ -68,10 +68,8 @@ edge() { # edge ID PORT [VAR=VALUE...]: start one, with its own dev token (the a
 otlp=(OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$TRACES_OTLP_PORT" OTEL_BSP_SCHEDULE_DELAY=100
       OTEL_METRIC_EXPORT_INTERVAL=300)
 edge traces-edge "$TRACES_EDGE_PORT" "${otlp[@]}" OTEL_SERVICE_NAME=chumbo-traces-protobuf
-# Switched on as "True": Deno reads OTEL_DENO ignoring case, so the edge must too (its MCP spans
-# were missing when only "true" counted; the json tests below fail without them).
 edge traces-json-edge "$TRACES_JSON_EDGE_PORT" "${otlp[@]}" OTEL_EXPORTER_OTLP_PROTOCOL=http/json \
-  OTEL_SERVICE_NAME=chumbo-traces-json OTEL_DENO=True
+  OTEL_SERVICE_NAME=chumbo-traces-json
 edge traces-down-edge "$TRACES_DOWN_EDGE_PORT" OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$TRACES_CLOSED_PORT" \
   OTEL_BSP_SCHEDULE_DELAY=100 OTEL_SERVICE_NAME=chumbo-traces-down
 edge traces-off-edge "$TRACES_OFF_EDGE_PORT"

@@ -1,4 +1,4 @@
-// Spans out (docs/observability.md), end to end: real edges with Deno's OpenTelemetry on, the
+// Spans out (docs/observability.md), end to end: real edges with OpenTelemetry on (the JS SDK), the
 // database timing its phases, and a real OTLP receiver (receiver.py) that decodes every export
 // with the official schema and writes the spans to TRACES_SPANS as JSON lines.
 // Run through tests/traces/run.sh (it starts the receiver and the edges and exports the ports,
@@ -56,7 +56,7 @@ const toolCall = (id, name, args, meta) => ({
 const received = (file = SPANS) =>
   readFileSync(file, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line));
 
-/** Polls the receiver's output until `pick(spans)` is truthy (Deno exports in the background). */
+/** Polls the receiver's output until `pick(spans)` is truthy (the edge exports in the background). */
 async function waitFor(what, pick, ms = 15_000) {
   const until = Date.now() + ms;
   for (;;) {
@@ -161,7 +161,7 @@ const metricPoints = (name, service = "chumbo-traces-protobuf") =>
   readFileSync(`${SPANS}.metrics.jsonl`, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l))
     .filter((p) => p.name === name && p.service === service);
 
-/** Polls the metric points of `name` until `pick(points)` is truthy (Deno exports every 300 ms here). */
+/** Polls the metric points of `name` until `pick(points)` is truthy (the edge exports every 300 ms here). */
 async function waitForPoint(name, what, pick, ms = 15_000, service = undefined) {
   const until = Date.now() + ms;
   for (;;) {
@@ -188,7 +188,10 @@ test("a parent-based ratio sampler (OTEL_TRACES_SAMPLER): a request it does not 
   assertPhases(span);
   // The HTTP spans were not sampled (a root at ratio 0; a parent that said 00): none exported.
   assert.deepEqual(
-    received().filter((s) => s.trace_id === unsampled || s.service === "chumbo-traces-sampled" && s.scope === "deno"),
+    received().filter((s) =>
+      s.trace_id === unsampled ||
+      s.service === "chumbo-traces-sampled" && s.kind === SERVER && s.name.startsWith("POST ")
+    ),
     [],
   );
   // Both messages count in the duration, sampled or not.
@@ -264,18 +267,18 @@ test("a tools/call with params._meta.traceparent: its MCP span is in the client'
     "network.transport": "tcp",
   });
   assertPhases(span);
-  // The transport's context, Deno's HTTP server span (a trace of its own here), is linked.
+  // The transport's context, the edge's HTTP server span (a trace of its own here), is linked.
   assert.equal(span.links.length, 1);
   const http = await waitFor("the linked HTTP span", (all) => all.find((s) => s.span_id === span.links[0].span_id));
   assert.equal(http.trace_id, span.links[0].trace_id);
   assert.equal(http.kind, SERVER);
-  assert.equal(http.scope, "deno");
+  assert.equal(http.scope, "chumbo-edge");
   assert.ok(within(span, http), "the MCP span lies within the HTTP request's time");
   // The trace id the audit row carries is the exported one.
   assert.equal(audited(traceId), 1);
 });
 
-test("a traceparent only as an HTTP header: Deno's HTTP span is under the client's span and the MCP span under it", async () => {
+test("a traceparent only as an HTTP header: the edge's HTTP span is under the client's span and the MCP span under it", async () => {
   const [traceId, clientSpan] = [hex(16), hex(8)];
   const r = await call(PROTOBUF, toolCall("h-1", "list_projects", {}), {
     traceparent: `00-${traceId}-${clientSpan}-01`,
@@ -286,7 +289,13 @@ test("a traceparent only as an HTTP header: Deno's HTTP span is under the client
   const http = await waitFor("the HTTP span", (all) => all.find((s) => s.span_id === span.parent_id));
   assert.equal(http.trace_id, traceId);
   assert.equal(http.parent_id, clientSpan);
-  assert.equal(http.scope, "deno");
+  assert.equal(http.scope, "chumbo-edge");
+  assert.equal(http.kind, SERVER);
+  // By the HTTP conventions: `{method} {http.route}`, the status it answered.
+  assert.equal(http.name, "POST /functions/v1/mcp");
+  assert.equal(http.attributes["http.request.method"], "POST");
+  assert.equal(http.attributes["http.route"], "/functions/v1/mcp");
+  assert.equal(http.attributes["http.response.status_code"], 200);
   assert.deepEqual(span.links, []);
   assert.equal(span.attributes["jsonrpc.request.id"], "h-1");
   assert.ok(within(span, http));
@@ -309,7 +318,7 @@ test("a tool that fails (isError): error.type tool_error, status ERROR; an unkno
   assert.ok(childrenOf(tool).some((c) => c.name === "chumbo execute"), "the failing execution is a span too");
   const http = await waitFor("the HTTP span", (all) => all.find((s) => s.span_id === tool.parent_id));
   assert.equal(http.trace_id, traceId);
-  assert.equal(http.parent_id, "", "Deno's HTTP span began the trace");
+  assert.equal(http.parent_id, "", "the edge's HTTP span began the trace");
 
   const unknownTrace = hex(16);
   const unknown = await call(PROTOBUF, toolCall(3, "no_such_tool", {}), {
@@ -325,7 +334,7 @@ test("a tool that fails (isError): error.type tool_error, status ERROR; an unkno
   assert.equal(rpc.attributes["rpc.response.status_code"], "-32602");
 });
 
-test("refused before any method (401): no MCP span, error.type on Deno's HTTP span", async () => {
+test("refused before any method (401): no MCP span, error.type on the edge's HTTP span", async () => {
   const traceId = hex(16);
   const r = await call({ ...PROTOBUF, token: "not-a-token" }, toolCall(4, "list_projects", {}), {
     traceparent: `00-${traceId}-${hex(8)}-01`,

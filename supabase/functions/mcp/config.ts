@@ -29,6 +29,11 @@ export const BODY_TIMEOUT_MS = Number(env("CHUMBO_BODY_TIMEOUT_MS") ?? 10000);
 export const MODE = env("CHUMBO_MODE") ?? "direct";
 export const KEEPALIVE_MS = Number(env("CHUMBO_KEEPALIVE_MS") ?? 15000);
 export const CLIENT_IP_HEADER = env("CHUMBO_CLIENT_IP_HEADER")?.toLowerCase();
+/** Tracing (otel.ts, trace.ts) is on when an OTLP endpoint is configured for traces or metrics and
+ * the SDK is not disabled (OTEL_SDK_DISABLED=true), as every OpenTelemetry SDK decides. */
+export const TRACING = env("OTEL_SDK_DISABLED")?.toLowerCase() !== "true" &&
+  !!(env("OTEL_EXPORTER_OTLP_ENDPOINT") || env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") ||
+    env("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"));
 
 // The function answers at /functions/v1/mcp (local dev, the URL clients use) and at /mcp (what
 // the Supabase gateway hands the function after stripping /functions/v1).

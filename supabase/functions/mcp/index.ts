@@ -66,12 +66,13 @@
 //   CHUMBO_CONSENT_PAGE           "on": serve the OAuth consent page at ${CHUMBO_PUBLIC_URL}/consent
 //                                 (consent.ts; needs SUPABASE_URL and SUPABASE_ANON_KEY; see README.md)
 //   CHUMBO_CONSENT_APP_NAME       the name the consent page shows (default: the host of CHUMBO_PUBLIC_URL)
-//   OTEL_DENO                     "true" (any case): Deno's built-in OpenTelemetry is on (scripts/edge.sh sets it when
-//                                 OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is set;
-//                                 Deno reads the other OTEL_* variables: protocol, headers, service name).
-//                                 Decided at start: each request then exports an MCP server span per
-//                                 message with the phases the database timed (trace.ts,
-//                                 docs/observability.md). Off, nothing of it is loaded or run.
+//   OTEL_EXPORTER_OTLP_ENDPOINT   (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT / _METRICS_ENDPOINT) set: tracing on,
+//                                 by the OpenTelemetry JS SDK in the edge (otel.ts reads the other OTEL_*
+//                                 variables: protocol, headers, service name, sampler, batch delay;
+//                                 OTEL_SDK_DISABLED=true keeps it off). Decided at start: each request then
+//                                 exports an HTTP server span and an MCP server span per message with the
+//                                 phases the database timed (trace.ts, docs/observability.md). Off,
+//                                 nothing of it is loaded or run.
 //   CHUMBO_LISTEN, CHUMBO_PORT    standalone only (scripts/edge.sh): comma-separated addresses to
 //                                 bind, port. Unset under the Supabase runtime, which owns the socket.
 //
@@ -79,7 +80,7 @@
 // environment above), http.ts (HTTP framing: Host/Origin, CORS, body, JSON or SSE), auth.ts
 // (protected-resource metadata, the JWKS courier), db.ts (the chumbo.http_parts call, postgrest
 // mode), route.ts (reads on a standby, writes on the primary, failover), listen.ts (subscriptions/listen streams), consent.ts (the optional consent page), trace.ts
-// (spans out, with OpenTelemetry on).
+// (spans and metrics out, with OpenTelemetry on) and otel.ts (the OpenTelemetry SDK, configured).
 import {
   BODY_TIMEOUT_MS,
   env,
@@ -92,6 +93,7 @@ import {
   PUBLIC,
   PUBLIC_URL,
   SUPABASE_URL,
+  TRACING,
 } from "./config.ts";
 import { protectedResourceMetadata, refreshJwks } from "./auth.ts";
 import { callHttp, forwardPostgrest, hardStopped, httpRequest, PoolBusy, timeoutAnswer } from "./db.ts";
@@ -109,6 +111,7 @@ import {
   rpcError,
 } from "./http.ts";
 import { ensureListening, hints, isListen, listenStream } from "./listen.ts";
+import type { Span } from "@opentelemetry/api";
 
 // The consent page is loaded only when turned on; if it cannot be (configuration, a runtime
 // without text imports), its URLs answer 503 and the MCP endpoint is unaffected.
@@ -127,10 +130,8 @@ const CONSENT = env("CHUMBO_CONSENT_PAGE") === "on"
     })
   : null;
 
-// Tracing is decided once: off, no request pays for it (not even the import). Deno reads the
-// switch ignoring case ("TRUE" turns its exporter on), and so does the edge: otherwise only Deno's
-// own HTTP spans would leave, without the MCP ones.
-const TRACE = env("OTEL_DENO")?.toLowerCase() === "true" ? await import("./trace.ts") : null;
+// Tracing is decided once: off, no request pays for it (not even the import).
+const TRACE = TRACING ? await import("./trace.ts") : null;
 
 export async function handler(req: Request, info?: Deno.ServeHandlerInfo): Promise<Response> {
   const path = requestPath(req.url);
@@ -169,7 +170,26 @@ export async function handler(req: Request, info?: Deno.ServeHandlerInfo): Promi
   if (req.method !== "POST") {
     return new Response(null, { status: 405, headers: cors(origin, new Headers({ allow: "POST, OPTIONS" })) });
   }
+  if (!TRACE) return await post(req, path, origin, info);
+  const http = TRACE.begin(req, path);
+  let status = 500; // what Deno.serve answers when the handler throws
+  try {
+    const response = await post(req, path, origin, info, http);
+    status = response.status;
+    return response;
+  } finally {
+    TRACE.end(http, status);
+  }
+}
 
+/** An MCP message (a POST to the MCP URL): its body read, then answered by the database. */
+async function post(
+  req: Request,
+  path: string,
+  origin: string | null,
+  info?: Deno.ServeHandlerInfo,
+  http?: Span,
+): Promise<Response> {
   const body = await readBody(req);
   if (body === "too large") return rpcError(413, `Request body larger than ${MAX_BODY} bytes`);
   if (body === "timeout") {
@@ -188,12 +208,12 @@ export async function handler(req: Request, info?: Deno.ServeHandlerInfo): Promi
     if (isListen(body)) await ensureListening(); // before the acknowledgement: no change after it may be missed
     const hintsBefore = hints;
     // Traced, a copy of the request asks for spans: a listen stream's re-checks are not traced.
-    const traced = TRACE ? TRACE.traced(request) : request;
+    const traced = http ? TRACE!.traced(request, http) : request;
     // On a replicated database (route.ts) the request is routed and retried; else one call.
     const result = ROUTING
       ? await callRouted(traced, body, () => req.signal)
       : await callHttp(traced, () => req.signal);
-    TRACE?.exportSpans(result);
+    if (http) TRACE!.exportSpans(result, http);
     if (result.listen) {
       return listenStream(result, request, hintsBefore, origin, TRACE ? () => TRACE.session(request) : undefined);
     }
@@ -230,6 +250,8 @@ if (ROUTING && MODE === "direct") {
 
 const listen = list(env("CHUMBO_LISTEN"));
 if (listen.length) {
+  // Standalone (scripts/edge.sh stops it with SIGTERM): the spans still queued leave first.
+  if (TRACE) Deno.addSignalListener("SIGTERM", () => TRACE.flush().finally(() => Deno.exit(0)));
   for (const hostname of listen) {
     Deno.serve({
       hostname,

@@ -1,31 +1,31 @@
-// Spans out (docs/observability.md), loaded only when Deno's OpenTelemetry is on (OTEL_DENO=true,
-// which scripts/edge.sh sets when an OTLP endpoint is configured). Deno itself exports the HTTP
-// server span of each request and flushes in the background, so a receiver that is slow or down
-// never holds up an answer. This file adds, per JSON-RPC message, an MCP server span by the OTel
-// MCP semantic conventions, with the phases the extension timed inside PostgreSQL (http_parts'
-// `spans` column) as its children. What goes into a span is what the database reported as facts
-// (method, tool or prompt name, id, protocol version, outcome) and times: never arguments, results,
+// Spans out (docs/observability.md), loaded only when tracing is on (otel.ts: an OTLP endpoint is
+// configured). Per request the edge makes an HTTP server span (its parent: the client's
+// `traceparent` header, when valid) and, per JSON-RPC message, an MCP server span by the OTel MCP
+// semantic conventions, with the phases the extension timed inside PostgreSQL (http_parts' `spans`
+// column) as its children. What goes into a span is what the database reported as facts (method,
+// tool or prompt name, id, protocol version, outcome) and times: never arguments, results,
 // headers, tokens or rows. And the conventions' metrics: each message's duration, and each
 // subscriptions/listen stream's as a session.
 import {
   type Context,
-  metrics,
   ROOT_CONTEXT,
+  type Span,
   type SpanContext,
   SpanKind,
   SpanStatusCode,
   trace,
 } from "@opentelemetry/api";
+import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import type { HttpRequest, HttpResult } from "./db.ts";
 import type { StreamWatch } from "./listen.ts";
+import { meter, tracer } from "./otel.ts";
 
-const tracer = trace.getTracer("chumbo-edge");
-const meter = metrics.getMeter("chumbo-edge");
+export { flush } from "./otel.ts";
 /** The bucket boundaries the MCP conventions ask of their duration histograms, in seconds. */
 const BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
 /** The MCP semantic conventions' server metric: each message's time in the database, in seconds,
  * by method, tool or prompt, protocol version and error type (recorded whether or not the message's
- * trace is sampled). Deno exports it every OTEL_METRIC_EXPORT_INTERVAL ms. */
+ * trace is sampled), exported every OTEL_METRIC_EXPORT_INTERVAL ms. */
 const duration = meter.createHistogram("mcp.server.operation.duration", {
   unit: "s",
   description: "Duration of an MCP request as the server handled it",
@@ -67,41 +67,63 @@ const SPAN_ID = /^[0-9a-f]{16}$/;
  * spans are the edge's costliest part of tracing (docs/observability.md, "What it costs"). */
 const PHASE = { kind: SpanKind.INTERNAL, startTime: 0, attributes: { "db.system.name": "postgresql" } };
 
+const propagator = new W3CTraceContextPropagator();
+const HEADERS = { get: (h: Headers, key: string) => h.get(key) ?? undefined, keys: (h: Headers) => [...h.keys()] };
+
+/** The HTTP server span of an MCP request, begun when the request is taken: a child of the
+ * client's span when its `traceparent` header is valid (W3C rules; an invalid one is ignored),
+ * else the root of a new trace, sampled as OTEL_TRACES_SAMPLER says. */
+export function begin(req: Request, route: string): Span {
+  return tracer.startSpan(
+    `POST ${route}`,
+    {
+      kind: SpanKind.SERVER,
+      attributes: { "http.request.method": "POST", "http.route": route, "url.path": route },
+    },
+    propagator.extract(ROOT_CONTEXT, req.headers, HEADERS),
+  );
+}
+
+/** The HTTP span ends with the response's status; a server error (5xx) is the span's error. */
+export function end(http: Span, status: number): void {
+  http.setAttribute("http.response.status_code", status);
+  if (status >= 500) {
+    http.setAttribute("error.type", String(status));
+    http.setStatus({ code: SpanStatusCode.ERROR });
+  }
+  http.end();
+}
+
 /** The request as the database takes it when traced: it asks for the `spans` column, and carries
- * Deno's HTTP server span as its traceparent header, so that the database's trace id (its audit
- * row, its error messages) is the exported trace's, and its flags are the sampler's decision (the
- * database times phases only for a sampled trace). A `params._meta.traceparent` in the body still
- * wins there. */
-export function traced(request: HttpRequest): HttpRequest {
-  // Deno's HTTP span context is valid when there is one (isSpanContextValid's regexes, run on
-  // every request, are measurable); an all-zero id would only make the database start a trace.
-  const http = trace.getActiveSpan()?.spanContext();
-  if (!http?.traceId) return { ...request, trace: true };
-  const flags = http.traceFlags & 1 ? "01" : "00";
+ * the HTTP span as its traceparent header, so that the database's trace id (its audit row, its
+ * error messages) is the exported trace's, and its flags are the sampler's decision (the database
+ * times phases only for a sampled trace). A `params._meta.traceparent` in the body still wins
+ * there. */
+export function traced(request: HttpRequest, http: Span): HttpRequest {
+  const own = http.spanContext();
   const headers = { ...(request.headers as Record<string, string>) };
-  headers.traceparent = `00-${http.traceId}-${http.spanId}-${flags}`;
+  headers.traceparent = `00-${own.traceId}-${own.spanId}-${own.traceFlags & 1 ? "01" : "00"}`;
   return { ...request, headers, trace: true };
 }
 
-/** Export the spans the database timed for this request, under Deno's HTTP span or in the trace a
+/** Export the spans the database timed for this request, under the HTTP span or in the trace a
  * message's `_meta.traceparent` named, and record each message's duration. Never throws: tracing
  * must not fail a call. */
-export function exportSpans(result: HttpResult): void {
+export function exportSpans(result: HttpResult, http: Span): void {
   if (!result.spans) return;
-  const http = trace.getActiveSpan();
   try {
     const { text, sentAt } = result.spans;
     const { spans: requestPhases, messages } = JSON.parse(text) as Spans;
     if (!messages?.length) {
       // Refused before any method (400, 401, 403, 413, 429...): no MCP operation to describe.
-      if (result.status >= 400) http?.setAttribute("error.type", String(result.status));
+      if (result.status >= 400) http.setAttribute("error.type", String(result.status));
       return;
     }
     let own: SpanContext | undefined, byHttp: Context | undefined;
     for (let i = 0; i < messages.length; i++) {
       const m = messages[i];
       duration.record((m.end_us - m.start_us) / 1e6, attributes(m, false));
-      // Not sampled (the parent's flags: Deno's sampler for the HTTP span, or the caller's
+      // Not sampled (the parent's flags: the edge's sampler for the HTTP span, or the caller's
       // `_meta.traceparent`): nothing of this message is recorded, and the database timed no phase.
       if (!m.spans || (m.trace_flags != null && (m.trace_flags & 1) === 0)) continue;
       // The request's own phases (authenticate) go under the first message. The extension's clock
@@ -110,7 +132,7 @@ export function exportSpans(result: HttpResult): void {
       const before = i === 0 && requestPhases?.length ? requestPhases : undefined;
       let start = m.start_us, end = m.end_us;
       if (before) { for (const c of before) if (c.start_us < start) start = c.start_us; }
-      own ??= http?.spanContext();
+      own ??= http.spanContext();
       const remote = remoteParent(own, m);
       const span = tracer.startSpan(
         spanName(m),
@@ -118,11 +140,9 @@ export function exportSpans(result: HttpResult): void {
           kind: SpanKind.SERVER,
           startTime: sentAt + start / 1000,
           attributes: attributes(m, true),
-          links: remote && own ? [{ context: own }] : undefined,
+          links: remote ? [{ context: own }] : undefined,
         },
-        remote
-          ? trace.setSpanContext(ROOT_CONTEXT, remote)
-          : (byHttp ??= http ? trace.setSpan(ROOT_CONTEXT, http) : ROOT_CONTEXT),
+        remote ? trace.setSpanContext(ROOT_CONTEXT, remote) : (byHttp ??= trace.setSpan(ROOT_CONTEXT, http)),
       );
       if (errorType(m.outcome) !== undefined) span.setStatus({ code: SpanStatusCode.ERROR });
       const inside = trace.setSpan(ROOT_CONTEXT, span);
@@ -198,10 +218,10 @@ function attributes(m: Message, perRequest: boolean): Record<string, string> {
 }
 
 /** The client span a message's `_meta.traceparent` named, when the database's verdict is not
- * Deno's HTTP span (which the edge passed as the header): the MCP span's parent then, and the
+ * the HTTP span (which the edge passed as the header): the MCP span's parent then, and the
  * HTTP span is linked, as the conventions ask of a context that came with the message. */
-function remoteParent(own: SpanContext | undefined, m: Message): SpanContext | undefined {
+function remoteParent(own: SpanContext, m: Message): SpanContext | undefined {
   if (!TRACE_ID.test(m.trace_id) || !m.parent_id || !SPAN_ID.test(m.parent_id)) return undefined;
-  if (own?.traceId === m.trace_id && own.spanId === m.parent_id) return undefined;
+  if (own.traceId === m.trace_id && own.spanId === m.parent_id) return undefined;
   return { traceId: m.trace_id, spanId: m.parent_id, traceFlags: m.trace_flags ?? 1, isRemote: true };
 }

@@ -12,7 +12,8 @@
 //! the edge's own sampling decision, or the client's `_meta.traceparent`); every message's facts
 //! come back either way, for the edge's duration metric.
 
-use serde_json::{json, Map, Value};
+use serde::Serialize;
+use serde_json::{Map, Value};
 use std::cell::RefCell;
 use std::time::Instant;
 
@@ -94,6 +95,7 @@ pub fn of_headers(headers: &Map<String, Value>) -> Option<TraceParent> {
 }
 
 /// One timed phase, in microseconds since the request began.
+#[derive(Serialize)]
 struct Span {
     name: &'static str,
     start_us: u64,
@@ -114,12 +116,39 @@ pub struct MessageFacts<'a> {
     pub outcome: &'a str,
 }
 
+/// A finished message as the edge takes it: its facts, its time, and its phases when its trace
+/// is sampled. Typed, so that the reply is written once by serde (a `serde_json::Value` per
+/// message cost ~50k instructions per traced request: bench/analysis.md, issue 30).
+#[derive(Serialize)]
+struct Message {
+    method: String,
+    target: Option<String>,
+    request_id: Value,
+    protocol_version: String,
+    trace_id: String,
+    parent_id: Option<String>,
+    trace_flags: Option<u8>,
+    outcome: String,
+    start_us: u64,
+    end_us: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    spans: Option<Vec<Span>>,
+}
+
+/// What [take_spans] writes.
+#[derive(Serialize)]
+struct Taken<'a> {
+    total_us: u64,
+    spans: &'a [Span],
+    messages: &'a [Message],
+}
+
 struct Recording {
     began: Instant,
     /// Phases outside any message (authentication, the registry).
     spans: Vec<Span>,
-    /// Finished messages, as JSON.
-    messages: Vec<Value>,
+    /// Finished messages.
+    messages: Vec<Message>,
     /// The message in progress: when it began, its phases, and whether its trace is sampled.
     current: Option<(u64, Vec<Span>, bool)>,
     /// Whether the first message's trace is sampled (the request's phases go under its span).
@@ -147,15 +176,6 @@ fn group(phase: &'static str) -> &'static str {
         "approval" | "idempotency" => "policy",
         other => other,
     }
-}
-
-fn spans_json(spans: &[Span]) -> Value {
-    Value::Array(
-        spans
-            .iter()
-            .map(|s| json!({"name": s.name, "start_us": s.start_us, "end_us": s.end_us}))
-            .collect(),
-    )
 }
 
 /// Starts (or, `on` false, turns off) the recording of this request's spans; whatever an earlier
@@ -233,21 +253,19 @@ pub fn message_ends(facts: MessageFacts) {
             let (start_us, spans, sampled) =
                 rec.current.take().unwrap_or((rec.now_us(), vec![], false));
             let end_us = rec.now_us();
-            let mut message = json!({
-                "method": facts.method,
-                "target": facts.target,
-                "request_id": facts.request_id,
-                "protocol_version": facts.protocol_version,
-                "trace_id": facts.trace_id,
-                "parent_id": facts.parent_id,
-                "trace_flags": facts.trace_flags,
-                "outcome": facts.outcome,
-                "start_us": start_us,
-                "end_us": end_us,
-            });
-            if sampled {
-                message["spans"] = spans_json(&spans);
-            }
+            let message = Message {
+                method: facts.method.to_owned(),
+                target: facts.target.map(str::to_owned),
+                request_id: facts.request_id.clone(),
+                protocol_version: facts.protocol_version.to_owned(),
+                trace_id: facts.trace_id.to_owned(),
+                parent_id: facts.parent_id.map(str::to_owned),
+                trace_flags: facts.trace_flags,
+                outcome: facts.outcome.to_owned(),
+                start_us,
+                end_us,
+                spans: sampled.then_some(spans),
+            };
             rec.messages.push(message);
         }
     });
@@ -261,12 +279,12 @@ pub fn take_spans() -> Option<String> {
             Some(false) => &[][..],
             _ => &rec.spans[..],
         };
-        json!({
-            "total_us": rec.now_us(),
-            "spans": spans_json(request_spans),
-            "messages": rec.messages,
-        })
-        .to_string()
+        let taken = Taken {
+            total_us: rec.now_us(),
+            spans: request_spans,
+            messages: &rec.messages,
+        };
+        serde_json::to_string(&taken).unwrap_or_default()
     })
 }
 

@@ -7,11 +7,12 @@
 // span wakes, and it adds an HTTP span of its own to every request; both cost more than the
 // whole budget for tracing (bench/analysis.md, issue 30).
 //
-// Read here (the SDK packages no longer read them themselves): OTEL_SDK_DISABLED, OTEL_SERVICE_NAME
-// (default chumbo-edge), OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG,
-// OTEL_BSP_*, OTEL_METRIC_EXPORT_INTERVAL / _TIMEOUT, OTEL_TRACES_EXPORTER / OTEL_METRICS_EXPORTER
-// (otlp or none) and OTEL_EXPORTER_OTLP_[TRACES_|METRICS_]PROTOCOL (http/protobuf, the default, or
-// http/json). The exporters read the endpoint, headers, timeout and compression variables.
+// Read here (the SDK packages no longer read them themselves): OTEL_SERVICE_NAME (default
+// chumbo-edge), OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG, OTEL_BSP_*,
+// OTEL_METRIC_EXPORT_INTERVAL / _TIMEOUT, OTEL_TRACES_EXPORTER / OTEL_METRICS_EXPORTER (otlp or
+// none), OTEL_EXPORTER_OTLP_[TRACES_|METRICS_]PROTOCOL (http/protobuf, the default, or http/json),
+// and for traces the endpoint, headers, timeout and compression (SpanSender below); the metric
+// exporters read their own. (OTEL_SDK_DISABLED is config.ts's.)
 import type { Meter, Tracer } from "@opentelemetry/api";
 import { getNumberFromEnv, getStringFromEnv } from "@opentelemetry/core";
 import {
@@ -30,8 +31,9 @@ import {
   TracerProvider,
 } from "@opentelemetry/sdk-trace";
 import { MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
-import { OTLPTraceExporter as ProtobufTraces } from "@opentelemetry/exporter-trace-otlp-proto";
-import { OTLPTraceExporter as JsonTraces } from "@opentelemetry/exporter-trace-otlp-http";
+import { type ExportResult, ExportResultCode } from "@opentelemetry/core";
+import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace";
+import { JsonTraceSerializer, ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
 import { OTLPMetricExporter as ProtobufMetrics } from "@opentelemetry/exporter-metrics-otlp-proto";
 import { OTLPMetricExporter as JsonMetrics } from "@opentelemetry/exporter-metrics-otlp-http";
 
@@ -41,6 +43,12 @@ const SCOPE = "chumbo-edge";
 const resource = resourceFromAttributes({ "service.name": SCOPE }).merge(
   detectResources({ detectors: [resourceAttributesEnvDetector, serviceNameEnvDetector] }),
 );
+
+/** A positive number of milliseconds from the environment, else the default. */
+const millis = (name: string, otherwise: number) => {
+  const n = getNumberFromEnv(name);
+  return n !== undefined && n > 0 ? n : otherwise;
+};
 
 function protocol(signal: "TRACES" | "METRICS"): "http/protobuf" | "http/json" {
   const p = env(`OTEL_EXPORTER_OTLP_${signal}_PROTOCOL`) ?? env("OTEL_EXPORTER_OTLP_PROTOCOL") ?? "http/protobuf";
@@ -75,6 +83,82 @@ function sampler(): Sampler {
   }
 }
 
+/** The span exporter: the official OTLP serializers (otlp-transformer), the bytes POSTed with
+ * `fetch`. The OTLP trace exporter packages send through Node's `http` module, which under Deno's
+ * Node compatibility layer cost ~50 µs of the edge's CPU per traced request (a batch of 512 spans
+ * streamed chunk by chunk), more than all of tracing's budget (bench/analysis.md, issue 30).
+ * Configured as the OTLP exporter specification says: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it is,
+ * else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces; headers, timeout (default 10 s) and compression
+ * (gzip or none), the signal's variable before the general one. A failed export is dropped (the
+ * batch processor moves on) and logged, at most once a minute: tracing never holds up an answer. */
+class SpanSender implements SpanExporter {
+  private readonly url: string;
+  private readonly headers: Record<string, string>;
+  private readonly timeoutMs: number;
+  private readonly gzip: boolean;
+  private readonly serializer = protocol("TRACES") === "http/json" ? JsonTraceSerializer : ProtobufTraceSerializer;
+  private loggedAt = -Infinity;
+
+  constructor() {
+    const general = env("OTEL_EXPORTER_OTLP_ENDPOINT")?.replace(/\/+$/, "");
+    this.url = env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") ?? `${general}/v1/traces`;
+    this.headers = {
+      ...headerList(env("OTEL_EXPORTER_OTLP_HEADERS")),
+      ...headerList(env("OTEL_EXPORTER_OTLP_TRACES_HEADERS")),
+      "content-type": this.serializer === JsonTraceSerializer ? "application/json" : "application/x-protobuf",
+    };
+    this.timeoutMs = millis("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", millis("OTEL_EXPORTER_OTLP_TIMEOUT", 10000));
+    this.gzip = (env("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION") ?? env("OTEL_EXPORTER_OTLP_COMPRESSION")) === "gzip";
+    if (this.gzip) this.headers["content-encoding"] = "gzip";
+  }
+
+  export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
+    this.send(spans).then(
+      () => done({ code: ExportResultCode.SUCCESS }),
+      (error: Error) => {
+        if (performance.now() - this.loggedAt > 60_000) {
+          this.loggedAt = performance.now();
+          console.error(`chumbo-edge: spans not exported to ${this.url}: ${error.message}`);
+        }
+        done({ code: ExportResultCode.FAILED, error });
+      },
+    );
+  }
+
+  private async send(spans: ReadableSpan[]): Promise<void> {
+    const bytes = this.serializer.serializeRequest(spans) as Uint8Array<ArrayBuffer> | undefined;
+    if (!bytes) throw new Error("the spans could not be serialized");
+    const body = this.gzip ? new Blob([bytes]).stream().pipeThrough(new CompressionStream("gzip")) : bytes;
+    const response = await fetch(this.url, {
+      method: "POST",
+      headers: this.headers,
+      body,
+      signal: AbortSignal.timeout(this.timeoutMs),
+    });
+    await response.body?.cancel();
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+  }
+
+  shutdown(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
+/** `key=value,key2=value2` with URL-encoded values (the OTLP exporter's headers variables). */
+function headerList(raw?: string): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const pair of (raw ?? "").split(",")) {
+    const at = pair.indexOf("=");
+    if (at <= 0) continue;
+    try {
+      headers[decodeURIComponent(pair.slice(0, at).trim())] = decodeURIComponent(pair.slice(at + 1).trim());
+    } catch {
+      console.error("chumbo-edge: an OTLP header that is not URL-encoded was left out");
+    }
+  }
+  return headers;
+}
+
 const exporting = (signal: "TRACES" | "METRICS") => (env(`OTEL_${signal}_EXPORTER`) ?? "otlp") !== "none";
 
 const tracerProvider = new TracerProvider({
@@ -83,7 +167,7 @@ const tracerProvider = new TracerProvider({
   spanProcessors: exporting("TRACES")
     ? [
       new BatchSpanProcessor({
-        exporter: protocol("TRACES") === "http/json" ? new JsonTraces() : new ProtobufTraces(),
+        exporter: new SpanSender(),
         scheduledDelayMillis: getNumberFromEnv("OTEL_BSP_SCHEDULE_DELAY"),
         maxQueueSize: getNumberFromEnv("OTEL_BSP_MAX_QUEUE_SIZE"),
         maxExportBatchSize: getNumberFromEnv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE"),
@@ -93,11 +177,6 @@ const tracerProvider = new TracerProvider({
     : [],
 });
 
-/** A positive number of milliseconds from the environment, else the default. */
-const millis = (name: string, otherwise: number) => {
-  const n = getNumberFromEnv(name);
-  return n !== undefined && n > 0 ? n : otherwise;
-};
 const interval = millis("OTEL_METRIC_EXPORT_INTERVAL", 60000);
 
 const meterProvider = new MeterProvider({

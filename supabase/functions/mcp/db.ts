@@ -81,6 +81,21 @@ export class Pool {
   }
 }
 
+/** The driver's own work on a connection (its first query's array-type lookup) is a promise no
+ * caller holds; when the pool ends that connection mid-way (a client left while its new connection
+ * was still starting), postgres.js rejects it with a connection error and nothing handles it, which
+ * would stop the whole edge (Deno exits on an unhandled rejection): a burst of clients leaving
+ * mid-call did, every time (tests/e2e, "a burst of clients leaving mid-call"). Those, and only
+ * those, are logged instead; the pool has already replaced the connection. */
+const TEARDOWN = new Set(["CONNECTION_DESTROYED", "CONNECTION_CLOSED", "CONNECTION_ENDED"]);
+globalThis.addEventListener("unhandledrejection", (e) => {
+  const code = (e.reason as { code?: unknown } | null)?.code;
+  if (typeof code === "string" && TEARDOWN.has(code)) {
+    e.preventDefault();
+    console.error(`chumbo-edge: a connection ended during the driver's own work (${code})`);
+  }
+});
+
 /** One connection's client for `url`; `where` (route.ts) overrides its host and port. */
 export const openClient = (url: string, where: Record<string, unknown> = {}) =>
   postgres(url, {

@@ -28,7 +28,8 @@
 # connections of each HTTP server, the edge and the reference alike; 8, both servers' default),
 # BENCH_PG_PORT (54380),
 # BENCH_EDGE_PORT (54381), BENCH_REF_PORT (54382), BENCH_TRACED_EDGE_PORT (54383),
-# BENCH_OTLP_SINK_PORT (54384), BENCH_SAMPLED_EDGE_PORT (54385), BENCH_TRACE_RATIO (0.1: the share
+# BENCH_OTLP_SINK_PORT (54384), BENCH_SAMPLED_EDGE_PORT (54385), BENCH_TRACED_JSON_EDGE_PORT (54386),
+# BENCH_TRACE_RATIO (0.1: the share
 # of requests the sampled edge traces), BENCH_OUT (bench/RESULTS.md).
 set -euo pipefail
 source "$(dirname "$0")/../scripts/lib.sh"
@@ -47,6 +48,7 @@ REF_PORT="${BENCH_REF_PORT:-54382}"
 TRACED_PORT="${BENCH_TRACED_EDGE_PORT:-54383}"   # a second edge exporting traces (issue 30)
 SINK_PORT="${BENCH_OTLP_SINK_PORT:-54384}"       # an OTLP/HTTP endpoint that takes and drops them
 SAMPLED_PORT="${BENCH_SAMPLED_EDGE_PORT:-54385}"  # a third edge tracing a share of the requests
+TRACED_JSON_PORT="${BENCH_TRACED_JSON_EDGE_PORT:-54386}"  # and one exporting every request as OTLP/JSON
 TRACE_RATIO="${BENCH_TRACE_RATIO:-0.1}"
 PAGE_ROWS="${BENCH_PAGE_ROWS:-50}"
 DB_POOL="${BENCH_DB_POOL:-8}"
@@ -62,6 +64,7 @@ RESULTS="$WORK/results.jsonl"
 EDGE_ID=bench-edge
 TRACED_ID=bench-edge-traced
 SAMPLED_ID=bench-edge-sampled
+TRACED_JSON_ID=bench-edge-traced-json
 SINK_PID=
 EDGE_URL="http://localhost:$EDGE_PORT/functions/v1/mcp"
 REF_URL="http://127.0.0.1:$REF_PORT/mcp"
@@ -96,6 +99,7 @@ cleanup() {
   CHUMBO_EDGE_ID=$EDGE_ID CHUMBO_PORT=$EDGE_PORT "$ROOT/scripts/edge.sh" stop >/dev/null 2>&1 || true
   CHUMBO_EDGE_ID=$TRACED_ID CHUMBO_PORT=$TRACED_PORT "$ROOT/scripts/edge.sh" stop >/dev/null 2>&1 || true
   CHUMBO_EDGE_ID=$SAMPLED_ID CHUMBO_PORT=$SAMPLED_PORT "$ROOT/scripts/edge.sh" stop >/dev/null 2>&1 || true
+  CHUMBO_EDGE_ID=$TRACED_JSON_ID CHUMBO_PORT=$TRACED_JSON_PORT "$ROOT/scripts/edge.sh" stop >/dev/null 2>&1 || true
   if [[ -f "$DIR/data/PG_VERSION" ]]; then as_pg "$PG_BIN/pg_ctl" -D "$DIR/data" -m fast -w stop >/dev/null 2>&1 || true; fi
 }
 trap cleanup EXIT
@@ -328,7 +332,7 @@ DBURL="postgres://chumbo_edge:$EDGE_PW@127.0.0.1:$PORT/$DB10"
 CHUMBO_EDGE_ID=$EDGE_ID CHUMBO_PORT=$EDGE_PORT CHUMBO_DB_POOL=$DB_POOL EDGE_DATABASE_URL="$DBURL" "$ROOT/scripts/edge.sh" start >/dev/null
 EDGE_PID="$(cat "$STATE/$EDGE_ID.pid")"
 # The same edge exporting every request's spans and the duration histogram over OTLP/HTTP
-# (protobuf) to a sink that answers 200 and drops them: what tracing costs the edge and the
+# (protobuf, the default encoding) to a sink that answers 200 and drops them: what tracing costs the edge and the
 # database (the spans the database times and returns), apart from a collector's own work. Same
 # public URL, so the same tokens (their audience) are valid on it.
 node bench/otlp-sink.mjs "$SINK_PORT" 2>>"$WORK/otlp-sink.log" &
@@ -338,8 +342,15 @@ CHUMBO_EDGE_ID=$TRACED_ID CHUMBO_PORT=$TRACED_PORT CHUMBO_DB_POOL=$DB_POOL EDGE_
   OTEL_SERVICE_NAME=chumbo-bench "$ROOT/scripts/edge.sh" start >/dev/null
 TRACED_PID="$(cat "$STATE/$TRACED_ID.pid")"
 TRACED_URL="http://127.0.0.1:$TRACED_PORT/functions/v1/mcp"
+# The same in the other OTLP encoding, http/json (in Deno a small Uint8Array costs ~10 times what it
+# does in Node, and the protobuf serializer makes several per span: docs/observability.md).
+CHUMBO_EDGE_ID=$TRACED_JSON_ID CHUMBO_PORT=$TRACED_JSON_PORT CHUMBO_DB_POOL=$DB_POOL EDGE_DATABASE_URL="$DBURL" \
+  OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$SINK_PORT" OTEL_EXPORTER_OTLP_PROTOCOL=http/json \
+  OTEL_SERVICE_NAME=chumbo-bench-json "$ROOT/scripts/edge.sh" start >/dev/null
+TRACED_JSON_PID="$(cat "$STATE/$TRACED_JSON_ID.pid")"
+TRACED_JSON_URL="http://127.0.0.1:$TRACED_JSON_PORT/functions/v1/mcp"
 # And one that samples as a production deployment would: the standard parent-based ratio sampler
-# (Deno reads OTEL_TRACES_SAMPLER), so TRACE_RATIO of the requests (wrk sends no traceparent: each
+# (the edge reads OTEL_TRACES_SAMPLER), so TRACE_RATIO of the requests (wrk sends no traceparent: each
 # is a root) export their spans; the others still record the duration histogram.
 CHUMBO_EDGE_ID=$SAMPLED_ID CHUMBO_PORT=$SAMPLED_PORT CHUMBO_DB_POOL=$DB_POOL EDGE_DATABASE_URL="$DBURL" \
   OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$SINK_PORT" OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf \
@@ -367,7 +378,8 @@ jq -Rsc --argjson rc "$vrc" '{kind:"verify", rc:$rc, text:.}' "$WORK/verify.txt"
 # wrk_run SERVER URL CLIENTS SECONDS OUT: one wrk run, CPU time per process tree over it.
 wrk_run() {
   local edge="$EDGE_PID"
-  case "$1" in chumbo_traced) edge="$TRACED_PID" ;; chumbo_sampled) edge="$SAMPLED_PID" ;; esac
+  case "$1" in chumbo_traced) edge="$TRACED_PID" ;; chumbo_traced_json) edge="$TRACED_JSON_PID" ;;
+    chumbo_sampled) edge="$SAMPLED_PID" ;; esac
   MCP_TOKEN="$ALICE_TOKEN" MCP_BODY="$CALL_PAGE" MCP_EXPECT='"Acme project' MCP_FORBID=Globex \
     python3 bench/report.py cpu "$5.cpu.json" 0 postgres="$(PM_PID)" edge="$edge" reference="$REF_PID" -- \
     wrk -t "$(( $3 < 2 ? $3 : 2 ))" -c "$3" -d "${4}s" --timeout 30s -s bench/wrk/mcp.lua "$2" >"$5" 2>&1 || true
@@ -379,9 +391,10 @@ wrk_run() {
 RAW_OPTIONS="-c role=authenticated -c request.jwt.claims=$ALICE_CLAIMS"
 server_url() {
   case "$1" in chumbo) echo "$EDGE_URL" ;; chumbo_traced) echo "$TRACED_URL" ;; chumbo_sampled) echo "$SAMPLED_URL" ;;
+    chumbo_traced_json) echo "$TRACED_JSON_URL" ;;
     *) echo "$REF_URL" ;; esac
 }
-SERVERS=(chumbo chumbo_traced chumbo_sampled reference)
+SERVERS=(chumbo chumbo_traced chumbo_traced_json chumbo_sampled reference)
 for c in $E2E_CLIENTS; do
   secs=$(( (SECS + ROUNDS - 1) / ROUNDS ))
   for s in "${SERVERS[@]}"; do

@@ -7,10 +7,11 @@
 #   2. database chumbo_traces (example app, login role chumbo_edge, dev bearer tokens)
 #   3. receiver.py on $TRACES_OTLP_PORT: decodes OTLP/HTTP (protobuf and JSON) with the official
 #      schema and writes every span it receives as a JSON line to .chumbo/traces/spans.jsonl
-#   4. five edges (scripts/edge.sh), on free ports unless set: $TRACES_EDGE_PORT exports
+#   4. six edges (scripts/edge.sh), on free ports unless set: $TRACES_EDGE_PORT exports
 #      http/protobuf to the receiver, $TRACES_JSON_EDGE_PORT http/json, $TRACES_DOWN_EDGE_PORT
 #      to $TRACES_CLOSED_PORT where nothing listens, $TRACES_OFF_EDGE_PORT has no OTEL_* at all,
-#      $TRACES_SAMPLED_EDGE_PORT exports with a parent-based ratio sampler that samples no root
+#      $TRACES_SAMPLED_EDGE_PORT exports with a parent-based ratio sampler that samples no root,
+#      $TRACES_FLUSH_EDGE_PORT batches for ten minutes (what it holds leaves when it stops)
 #   5. node --test traces.test.mjs, then stops what it started
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -20,11 +21,11 @@ PGPORT="${PGPORT:-$TEST_PORT}"
 DB=chumbo_traces
 VENV="${CHUMBO_VENV:-$STATE/venv}"
 OUT="$STATE/traces"
-EDGES=(traces-edge traces-json-edge traces-down-edge traces-off-edge traces-sampled-edge)
+EDGES=(traces-edge traces-json-edge traces-down-edge traces-off-edge traces-sampled-edge traces-flush-edge)
 RECEIVER_PID=""
 pick_port TRACES_OTLP_PORT; pick_port TRACES_CLOSED_PORT
 pick_port TRACES_EDGE_PORT; pick_port TRACES_JSON_EDGE_PORT; pick_port TRACES_DOWN_EDGE_PORT; pick_port TRACES_OFF_EDGE_PORT
-pick_port TRACES_SAMPLED_EDGE_PORT
+pick_port TRACES_SAMPLED_EDGE_PORT; pick_port TRACES_FLUSH_EDGE_PORT
 log "traces: receiver on 127.0.0.1:$TRACES_OTLP_PORT (nothing on $TRACES_CLOSED_PORT); edges on $TRACES_EDGE_PORT (protobuf), $TRACES_JSON_EDGE_PORT (json), $TRACES_DOWN_EDGE_PORT (receiver down), $TRACES_OFF_EDGE_PORT (off), $TRACES_SAMPLED_EDGE_PORT (ratio sampler)"
 
 cleanup() {
@@ -75,9 +76,13 @@ edge traces-down-edge "$TRACES_DOWN_EDGE_PORT" OTEL_EXPORTER_OTLP_ENDPOINT="http
 edge traces-off-edge "$TRACES_OFF_EDGE_PORT"
 edge traces-sampled-edge "$TRACES_SAMPLED_EDGE_PORT" "${otlp[@]}" OTEL_SERVICE_NAME=chumbo-traces-sampled \
   OTEL_TRACES_SAMPLER=parentbased_traceidratio OTEL_TRACES_SAMPLER_ARG=0
+# Spans wait ten minutes in its batch: only its stop sends them.
+edge traces-flush-edge "$TRACES_FLUSH_EDGE_PORT" "${otlp[@]}" OTEL_BSP_SCHEDULE_DELAY=600000 \
+  OTEL_SERVICE_NAME=chumbo-traces-flush
 
 token() { CHUMBO_PUBLIC_URL="http://localhost:$1/functions/v1/mcp" deno run -A "$ROOT/scripts/mint-token.ts" alice; }
-for v in TRACES_EDGE_PORT TRACES_JSON_EDGE_PORT TRACES_DOWN_EDGE_PORT TRACES_OFF_EDGE_PORT TRACES_SAMPLED_EDGE_PORT; do
+for v in TRACES_EDGE_PORT TRACES_JSON_EDGE_PORT TRACES_DOWN_EDGE_PORT TRACES_OFF_EDGE_PORT TRACES_SAMPLED_EDGE_PORT \
+  TRACES_FLUSH_EDGE_PORT; do
   export "${v%_PORT}_TOKEN=$(token "${!v}")"
 done
 

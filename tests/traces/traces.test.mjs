@@ -20,6 +20,7 @@ const JSON_EDGE = edge("TRACES_JSON_EDGE"); // exports http/json to the receiver
 const DOWN = edge("TRACES_DOWN_EDGE"); // exports to a port where nothing listens
 const OFF = edge("TRACES_OFF_EDGE"); // no OTEL_* at all
 const SAMPLED = edge("TRACES_SAMPLED_EDGE"); // parentbased_traceidratio at 0: samples no root
+const FLUSH = edge("TRACES_FLUSH_EDGE"); // a ten-minute batch delay
 const SPANS = need("TRACES_SPANS");
 const DB_URL = need("TRACES_DATABASE_URL");
 
@@ -419,6 +420,22 @@ test("the receiver down: every call still answers 200, without waiting for the e
   } finally {
     receiver.kill();
   }
+});
+
+test("an edge that stops sends the spans still waiting in its batch first", async () => {
+  const traceId = hex(16);
+  const r = await call(FLUSH, toolCall(41, "list_projects", {}, { traceparent: `00-${traceId}-${hex(8)}-01` }));
+  assert.equal(r.status, 200, r.text);
+  await sleep(500);
+  assert.deepEqual(received().filter((s) => s.trace_id === traceId), [], "nothing sent before the batch delay");
+  const stopped = spawnSync("bash", [new URL("../../scripts/edge.sh", import.meta.url).pathname, "stop"], {
+    env: { ...process.env, CHUMBO_EDGE_ID: "traces-flush-edge", CHUMBO_PORT: need("TRACES_FLUSH_EDGE_PORT") },
+    encoding: "utf8",
+  });
+  assert.equal(stopped.status, 0, stopped.stderr);
+  const span = await mcpSpan(traceId, "tools/call list_projects");
+  assert.equal(span.service, "chumbo-traces-flush");
+  assertPhases(span);
 });
 
 test("tracing off (no OTEL_*): answers as always, nothing exported", async () => {

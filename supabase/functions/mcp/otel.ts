@@ -1,5 +1,5 @@
 // The OpenTelemetry SDK as the standard OTEL_* variables configure it (docs/observability.md),
-// loaded only when tracing is on (`enabled` below, read by index.ts). The official JS SDK runs
+// loaded only when tracing is on (config.ts, TRACING). The official JS SDK runs
 // in the edge's own thread: a span is an object appended to the batch processor's queue, and a
 // batch leaves over OTLP/HTTP every OTEL_BSP_SCHEDULE_DELAY ms (or at OTEL_BSP_MAX_EXPORT_BATCH_SIZE
 // spans), so neither a slow nor a missing receiver holds up an answer. Deno's built-in

@@ -1,5 +1,5 @@
-// Spans out (docs/observability.md), loaded only when tracing is on (otel.ts: an OTLP endpoint is
-// configured). Per request the edge makes an HTTP server span (its parent: the client's
+// Spans out (docs/observability.md), loaded only when tracing is on (config.ts, TRACING: an OTLP
+// endpoint is configured). Per request the edge makes an HTTP server span (its parent: the client's
 // `traceparent` header, when valid) and, per JSON-RPC message, an MCP server span by the OTel MCP
 // semantic conventions, with the phases the extension timed inside PostgreSQL (http_parts' `spans`
 // column) as its children. What goes into a span is what the database reported as facts (method,

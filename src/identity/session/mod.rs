@@ -6,7 +6,6 @@ use pgrx::pg_sys;
 use pgrx::prelude::*;
 use pgrx::PgTryBuilder;
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::ffi::CString;
 
 mod commit;
@@ -657,12 +656,14 @@ pub fn can_execute(func: pg_sys::Oid, role: pg_sys::Oid) -> bool {
     }
 }
 
-/// Plans kept across calls (SPI_keepplan), by SQL text. PostgreSQL's plan cache invalidates them
-/// on DDL and re-plans when the role (and so RLS) differs. Bounded: cleared when full.
+/// Plans kept across calls (SPI_keepplan), by SQL text (chumbo's own: FxHash). PostgreSQL's plan
+/// cache invalidates them on DDL and re-plans when the role (and so RLS) differs. Bounded: cleared
+/// when full; shared (Rc), so a clear cannot free one that runs.
 const MAX_PLANS: usize = 2000;
 
+type Plans = rustc_hash::FxHashMap<String, std::rc::Rc<pgrx::spi::OwnedPreparedStatement>>;
 thread_local! {
-    static PLANS: RefCell<HashMap<String, pgrx::spi::OwnedPreparedStatement>> = RefCell::new(HashMap::new());
+    static PLANS: RefCell<Plans> = RefCell::new(Default::default());
 }
 
 /// Runs `sql` (parameters of `types`) through a plan prepared once per backend, read-write.
@@ -672,25 +673,24 @@ pub fn run_kept<'conn>(
     types: &[pg_sys::Oid],
     args: &[pgrx::datum::DatumWithOid],
 ) -> pgrx::spi::Result<pgrx::spi::SpiTupleTable<'conn>> {
-    let plan = match PLANS.with(|p| p.borrow_mut().remove(sql)) {
+    let plan = match PLANS.with(|p| p.borrow().get(sql).cloned()) {
         Some(plan) => plan,
         None => {
             let types: Vec<pgrx::PgOid> = types.iter().map(|t| (*t).into()).collect();
-            client.prepare_mut(sql, &types)?.keep()
+            let plan = std::rc::Rc::new(client.prepare_mut(sql, &types)?.keep());
+            PLANS.with(|p| {
+                let mut p = p.borrow_mut();
+                if p.len() >= MAX_PLANS {
+                    p.clear();
+                }
+                p.insert(sql.to_string(), plan.clone());
+            });
+            plan
         }
     };
-    // `select` with a plan prepared as mutating runs read-write (read_only = false) without
-    // pgrx's `update`, which would force a transaction id onto every call: a read-only tool
-    // call must stay a read-only transaction (no commit record, no WAL flush).
-    let table = client.select(&plan, None, args);
-    PLANS.with(|p| {
-        let mut p = p.borrow_mut();
-        if p.len() >= MAX_PLANS {
-            p.clear();
-        }
-        p.insert(sql.to_string(), plan);
-    });
-    table
+    // `select` with a plan prepared as mutating runs read-write without pgrx's `update`, which
+    // would force a transaction id: a read-only call stays a read-only transaction (no commit).
+    client.select(&*plan, None, args)
 }
 
 /// Strong random bytes drawn from pg_strong_random in batches: one draw cost as much as a tenth of

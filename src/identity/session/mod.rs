@@ -138,14 +138,14 @@ pub fn serve_request<R>(f: impl FnOnce() -> R) -> R {
     .execute()
 }
 
-/// Runs `f` with the extension owner's privileges (for chumbo's own tables), as PostgreSQL does
-/// for referential-integrity checks: a local user-id change that cannot be undone by `f`, and
-/// chumbo's own search_path.
+/// Runs `f` with the extension owner's privileges (chumbo's own tables) as PostgreSQL runs RI checks:
+/// a local user-id change that `f` cannot undo, and chumbo's own search_path.
 pub fn as_owner<R>(f: impl FnOnce() -> R + std::panic::UnwindSafe) -> R {
     with_own_search_path(|| as_owner_here(f))
 }
 
-fn as_owner_here<R>(f: impl FnOnce() -> R + std::panic::UnwindSafe) -> R {
+/// [as_owner] without chumbo's search_path: for work that runs no statement.
+pub fn as_owner_here<R>(f: impl FnOnce() -> R + std::panic::UnwindSafe) -> R {
     let owner = owner_oid();
     let (mut saved_user, mut saved_context) = (pg_sys::Oid::INVALID, 0);
     // SAFETY: the saved user and context are put back in `finally`, which runs on success,

@@ -9,8 +9,11 @@ use std::cell::{Cell, RefCell};
 use std::ffi::CString;
 
 mod commit;
+mod search_path;
 use commit::note_capability_writes;
 pub use commit::{bookkeeping, relax_commit_for_bookkeeping, request_begins};
+pub use search_path::serve_request;
+use search_path::*;
 
 thread_local! {
     /// (oid of schema chumbo, its owner): re-read when the schema is a new one (extension
@@ -44,18 +47,6 @@ fn owner_oid() -> pg_sys::Oid {
     o
 }
 
-/// The search_path of chumbo's own statements: the catalog, then temporary objects (never
-/// searched for functions and operators). chumbo qualifies every other name it uses, so nothing a
-/// caller or a capability created can stand in for what its statements mean, however the
-/// session's search_path is set and whatever its temporary schema holds.
-const OWN_SEARCH_PATH: &str = "pg_catalog, pg_temp";
-
-thread_local! {
-    /// While a request is served: the search_path its capabilities run with
-    /// ([capability_search_path] of the caller's).
-    static CAPABILITY_SEARCH_PATH: RefCell<Option<String>> = const { RefCell::new(None) };
-}
-
 /// Runs `f` with these settings, restored afterwards however `f` ends (as a function's `SET`).
 pub fn with_settings<R>(settings: &[(&str, &str)], f: impl FnOnce() -> R) -> R {
     // SAFETY: the nest level is closed below on success and in the catch (AtEOXact_GUC only restores).
@@ -75,67 +66,6 @@ pub fn with_settings<R>(settings: &[(&str, &str)], f: impl FnOnce() -> R) -> R {
     // SAFETY: as above.
     unsafe { pg_sys::AtEOXact_GUC(true, level) };
     r
-}
-
-/// Runs `f` with chumbo's own search_path unless it is already in force.
-fn with_own_search_path<R>(f: impl FnOnce() -> R) -> R {
-    if current_setting("search_path").as_deref() == Some(OWN_SEARCH_PATH) {
-        f()
-    } else {
-        with_settings(&[("search_path", OWN_SEARCH_PATH)], f)
-    }
-}
-
-/// The search_path capabilities run with: the caller's, with pg_catalog first and the temporary
-/// schema last. Otherwise a session (an edge's pooled login, say) could make its own objects
-/// stand in for the application's in the capabilities of whoever calls next, run as that
-/// caller: PostgreSQL searches the temporary schema first for tables and types (a temporary
-/// `projects`, a temporary domain named `text`), and a schema listed before pg_catalog comes
-/// before the built-in types and functions.
-fn capability_search_path(caller: &str) -> String {
-    // Split at the commas outside double quotes, as PostgreSQL reads the list.
-    let mut items: Vec<&str> = Vec::new();
-    let (mut start, mut quoted) = (0, false);
-    for (i, c) in caller.char_indices() {
-        match c {
-            '"' => quoted = !quoted,
-            ',' if !quoted => {
-                items.push(&caller[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    items.push(&caller[start..]);
-    // Left out: pg_catalog (unlisted, PostgreSQL searches it first) and every name that starts
-    // with pg_temp: the session's temporary schema (pg_temp, pg_temp_N) or one that cannot exist
-    // (the pg_ prefix is reserved). Unquoted names are folded to lower case, as PostgreSQL does.
-    let placed = |item: &str| {
-        let name = match item.strip_prefix('"').and_then(|i| i.strip_suffix('"')) {
-            Some(quoted) => quoted.to_string(),
-            None => item.to_ascii_lowercase(),
-        };
-        name == "pg_catalog" || name.starts_with("pg_temp")
-    };
-    let mut kept: Vec<&str> = items
-        .into_iter()
-        .map(str::trim)
-        .filter(|i| !i.is_empty() && !placed(i))
-        .collect();
-    kept.push("pg_temp");
-    kept.join(", ")
-}
-
-/// Serves one request of an entry point: chumbo's own statements run with [OWN_SEARCH_PATH], its
-/// capabilities with [capability_search_path] of the caller's search_path.
-pub fn serve_request<R>(f: impl FnOnce() -> R) -> R {
-    let caller = current_setting("search_path").unwrap_or_default();
-    CAPABILITY_SEARCH_PATH.with(|p| *p.borrow_mut() = Some(capability_search_path(&caller)));
-    PgTryBuilder::new(std::panic::AssertUnwindSafe(|| {
-        with_settings(&[("search_path", OWN_SEARCH_PATH)], f)
-    }))
-    .finally(|| CAPABILITY_SEARCH_PATH.with(|p| *p.borrow_mut() = None))
-    .execute()
 }
 
 /// Runs `f` with the extension owner's privileges (chumbo's own tables) as PostgreSQL runs RI checks:
@@ -345,7 +275,7 @@ pub fn run_as_caller_calling<R>(
     let outcome = in_subtransaction(|| {
         // Restored with the subtransaction's settings.
         if !sets_search_path {
-            if let Some(path) = CAPABILITY_SEARCH_PATH.with(|p| p.borrow().clone()) {
+            if let Some(path) = capability_path() {
                 set_guc("search_path", &path);
             }
         }

@@ -167,6 +167,10 @@ fn set_guc(name: &str, value: &str) {
 
 fn set_config(name: &str, value: &str, action: pg_sys::GucAction::Type) {
     let (name, value) = (CString::new(name).unwrap(), CString::new(value).unwrap());
+    set_config_c(&name, &value, action);
+}
+
+fn set_config_c(name: &std::ffi::CStr, value: &std::ffi::CStr, action: pg_sys::GucAction::Type) {
     // SAFETY: set_config_option copies both strings; they outlive the call. Errors are raised as ERROR.
     unsafe {
         let context = if pg_sys::superuser() {
@@ -445,18 +449,39 @@ pub fn forget_session_state() {
 /// Sets `request.jwt.claims` and the legacy `request.jwt.claim.<key>` settings for the call.
 /// Both are defined by chumbo (see [crate::postgres::guards]) so that tool code cannot change them.
 fn set_claims(claims: &serde_json::Value) {
-    set_guc("request.jwt.claims", &claims.to_string());
-    if let Some(obj) = claims.as_object() {
-        for (k, v) in obj {
-            if crate::postgres::guards::protect_claim(k) {
-                let text = match v {
-                    serde_json::Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                set_guc(&format!("request.jwt.claim.{k}"), &text);
-            }
+    CLAIM_SETTINGS.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.as_ref().is_none_or(|(last, _)| last != claims) {
+            *c = Some((claims.clone(), claim_settings(claims)));
+        }
+        for (name, value) in c.as_ref().map(|(_, s)| s.as_slice()).unwrap_or_default() {
+            set_config_c(name, value, pg_sys::GucAction::GUC_ACTION_SAVE);
+        }
+    })
+}
+
+thread_local! {
+    /// The last claims and their settings: a caller's next request has the same (the settings
+    /// follow from the claims alone; keys are defined once, see guards::protect_claim).
+    static CLAIM_SETTINGS: RefCell<Option<(serde_json::Value, Settings)>> = const { RefCell::new(None) };
+}
+
+/// Settings as (name, value).
+type Settings = Vec<(CString, CString)>;
+
+fn claim_settings(claims: &serde_json::Value) -> Settings {
+    let c = |s: String| CString::new(s).unwrap();
+    let mut settings = vec![(c("request.jwt.claims".into()), c(claims.to_string()))];
+    for (k, v) in claims.as_object().into_iter().flatten() {
+        if crate::postgres::guards::protect_claim(k) {
+            let text = match v {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            settings.push((c(format!("request.jwt.claim.{k}")), c(text)));
         }
     }
+    settings
 }
 
 /// A setting's value, read without SPI (no query, no transaction id).

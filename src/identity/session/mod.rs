@@ -9,9 +9,11 @@ use std::cell::{Cell, RefCell};
 use std::ffi::CString;
 
 mod commit;
+mod roles;
 mod search_path;
 use commit::note_capability_writes;
 pub use commit::{bookkeeping, relax_commit_for_bookkeeping, request_begins};
+pub use roles::check_role;
 pub use search_path::serve_request;
 use search_path::*;
 
@@ -517,81 +519,6 @@ pub fn current_role_name() -> String {
             .to_string_lossy()
             .into_owned()
     }
-}
-
-/// Predefined roles whose members read or write past table privileges (chumbo's own tables have
-/// no row-level security: privileges are what keep them private), reach the server's files or
-/// programs, signal other sessions' backends, or read other sessions' queries and every setting;
-/// and pg_database_owner, whose members own the database (and in PostgreSQL 15 and later, schema
-/// public).
-const PREDEFINED_PAST_PRIVILEGES: [u32; 9] = [
-    pg_sys::ROLE_PG_READ_ALL_DATA,
-    pg_sys::ROLE_PG_WRITE_ALL_DATA,
-    pg_sys::ROLE_PG_READ_SERVER_FILES,
-    pg_sys::ROLE_PG_WRITE_SERVER_FILES,
-    pg_sys::ROLE_PG_EXECUTE_SERVER_PROGRAM,
-    pg_sys::ROLE_PG_SIGNAL_BACKEND,
-    pg_sys::ROLE_PG_READ_ALL_STATS,
-    pg_sys::ROLE_PG_READ_ALL_SETTINGS,
-    pg_sys::ROLE_PG_DATABASE_OWNER,
-];
-
-/// Whether `role` may run capabilities: named in the allow-list, exists, is neither a superuser
-/// nor BYPASSRLS, cannot create roles (it could grant itself any of the others), holds none of
-/// [PREDEFINED_PAST_PRIVILEGES], and has no owner's privileges (`table_owners`: owners of tables,
-/// views, sequences and schemas, schema chumbo's among them): an owner's privileges would let
-/// tool code read past row-level security, turn it off, or read chumbo's own tables. Returns the
-/// role's oid.
-/// Attributes and memberships are read from the syscache on every request, so an ALTER ROLE or
-/// GRANT takes effect at once.
-pub fn check_role(
-    role: &str,
-    allowed: &[String],
-    table_owners: &[pg_sys::Oid],
-) -> Result<pg_sys::Oid, crate::error::Error> {
-    if !allowed.iter().any(|r| r == role) {
-        return Err(crate::error::Error::CallerRefused(format!(
-            "role \"{role}\" is not allowed to call capabilities"
-        )));
-    }
-    let name = CString::new(role).map_err(|_| {
-        crate::error::Error::CallerRefused(format!("role \"{role}\" does not exist"))
-    })?;
-    // SAFETY: the name is a valid C string; missing_ok = true returns InvalidOid for an unknown role.
-    let oid = unsafe { pg_sys::get_role_oid(name.as_ptr(), true) };
-    if oid == pg_sys::Oid::INVALID {
-        return Err(crate::error::Error::CallerRefused(format!(
-            "role \"{role}\" does not exist"
-        )));
-    }
-    // SAFETY: syscache lookups by an existing role's oid.
-    if unsafe { pg_sys::superuser_arg(oid) || pg_sys::has_bypassrls_privilege(oid) } {
-        return Err(crate::error::Error::CallerRefused(format!(
-            "role \"{role}\" is a superuser or bypasses RLS and never runs capabilities"
-        )));
-    }
-    // SAFETY: attribute and membership lookups through the role cache, by oids.
-    let past_privileges = unsafe {
-        pg_sys::has_createrole_privilege(oid)
-            || PREDEFINED_PAST_PRIVILEGES
-                .iter()
-                .any(|r| pg_sys::has_privs_of_role(oid, pg_sys::Oid::from(*r)))
-    };
-    if past_privileges {
-        return Err(crate::error::Error::CallerRefused(format!(
-            "role \"{role}\" can create roles, owns the database, or holds a predefined role that reads, writes or signals past privileges (pg_read_all_data and the like), and never runs capabilities"
-        )));
-    }
-    if table_owners
-        .iter()
-        // SAFETY: membership lookups through the role cache, by oids; no pointers involved.
-        .any(|o| unsafe { pg_sys::has_privs_of_role(oid, *o) })
-    {
-        return Err(crate::error::Error::CallerRefused(format!(
-            "role \"{role}\" owns (or has the privileges of the owner of) a table, view, sequence or schema, or of the chumbo extension, and never runs capabilities"
-        )));
-    }
-    Ok(oid)
 }
 
 /// Whether `role` holds EXECUTE on function `func`.

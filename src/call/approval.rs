@@ -88,7 +88,7 @@ pub fn gate(
                     duration_ms: 0.0,
                     bytes: 0,
                     detail: Some(
-                        json!({"via": via, "arguments_sha256": plan.arguments_digest, "reason": reason}),
+                        json!({"via": via, "arguments_sha256": plan.arguments_digest(), "reason": reason}),
                     ),
                     run_id: None,
                 },
@@ -155,7 +155,7 @@ pub fn gate(
             responses.remove(INPUT_KEY);
             responses.insert(
                 ASKED_KEY.into(),
-                json!({"arguments_sha256": plan.arguments_digest}),
+                json!({"arguments_sha256": plan.arguments_digest()}),
             );
             let binding = plan.input_binding();
             Gate::Reply(json!({
@@ -222,7 +222,7 @@ fn elicitation(cap: &Capability, args: &Map<String, Value>) -> Value {
 
 fn confirmation_request(key: &[u8], cap: &Capability, plan: &ToolCall) -> Value {
     let payload = json!({
-        "p": plan.caller.principal, "c": plan.tool, "a": plan.arguments_digest,
+        "p": plan.caller.principal, "c": plan.tool, "a": plan.arguments_digest(),
         "x": tokens::expiry(TOKEN_TTL_SECONDS), "n": session::random_id(),
     });
     let token = tokens::sign(key, Kind::ApprovalToken, &payload);
@@ -251,7 +251,7 @@ fn redeem_token(key: &[u8], token: &str, plan: &ToolCall) -> Result<(), &'static
     }
     if p["p"] != plan.caller.principal.as_str()
         || p["c"] != plan.tool.as_str()
-        || p["a"] != plan.arguments_digest.as_str()
+        || p["a"] != plan.arguments_digest()
     {
         return Err("was issued for another user, tool or arguments");
     }

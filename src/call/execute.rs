@@ -20,7 +20,21 @@ pub enum Returned {
     Rows(PageRows),
 }
 
-fn call_sql(cap: &Capability, args: &Map<String, Value>, window: &Window) -> String {
+/// The call's SQL text, kept per capability and shape (Capability::call_sql).
+fn call_sql(cap: &Capability, args: &Map<String, Value>, window: &Window) -> std::rc::Rc<str> {
+    let shape = (cap.params.len() <= 64).then(|| {
+        let present = cap
+            .params
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| args.contains_key(&p.name))
+            .fold(0u64, |m, (i, _)| m | (1 << i));
+        (present, matches!(window.position, Position::After(_)))
+    });
+    cap.call_sql(shape, || build_sql(cap, args, window))
+}
+
+fn build_sql(cap: &Capability, args: &Map<String, Value>, window: &Window) -> String {
     let present: Vec<_> = cap
         .params
         .iter()

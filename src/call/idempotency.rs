@@ -93,7 +93,7 @@ pub fn begin(registry: &Registry, plan: &ToolCall) -> Begin {
     };
     let op = Operation {
         key_digest: key_digest(key),
-        args_digest: plan.arguments_digest.clone(),
+        args_digest: plan.arguments_digest().to_string(),
         tool: plan.tool.clone(),
         principal: plan.caller.principal.clone(),
         ttl_seconds: registry.settings.idempotency_ttl_seconds,

@@ -57,8 +57,7 @@ pub fn is_paged(cap: &Capability) -> bool {
 pub struct Binding<'a> {
     pub principal: &'a str,
     pub tool: &'a str,
-    /// The call's arguments without `cursor`, and their digest.
-    pub arguments: &'a Map<String, Value>,
+    /// The digest of the call's arguments without `cursor`.
     pub arguments_digest: &'a str,
 }
 
@@ -207,7 +206,8 @@ pub struct Page<'a> {
     pub cap: &'a Capability,
     pub window: &'a Window,
     pub page: PageRows,
-    pub binding: Binding<'a>,
+    /// The call: what the next page's cursor is bound to ([binding], made only for a cursor).
+    pub plan: &'a ToolCall,
     pub key: &'a [u8],
     pub ttl_seconds: u64,
 }
@@ -244,7 +244,12 @@ impl Page<'_> {
                 }
                 Position::After(key)
             };
-            Some(issue(self.key, &self.binding, &position, self.ttl_seconds))
+            Some(issue(
+                self.key,
+                &binding(self.plan),
+                &position,
+                self.ttl_seconds,
+            ))
         } else {
             None
         };
@@ -274,7 +279,7 @@ impl Page<'_> {
         };
         let footer = match next {
             Some(cursor) => {
-                let mut arguments = self.binding.arguments.clone();
+                let mut arguments = self.plan.arguments.clone();
                 arguments.insert(CURSOR.into(), json!(cursor));
                 let call = json!({"name": name, "arguments": arguments});
                 let words = format!(
@@ -335,8 +340,7 @@ fn binding(plan: &ToolCall) -> Binding<'_> {
     Binding {
         principal: &plan.caller.principal,
         tool: &plan.tool,
-        arguments: &plan.arguments,
-        arguments_digest: &plan.arguments_digest,
+        arguments_digest: plan.arguments_digest(),
     }
 }
 
@@ -353,7 +357,7 @@ pub fn result(
         cap,
         window,
         page,
-        binding: binding(plan),
+        plan,
         key: registry.token_secret(),
         ttl_seconds: registry.settings.cursor_ttl_seconds,
     }

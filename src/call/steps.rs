@@ -106,7 +106,7 @@ pub fn run(
             caller,
             cap,
             Round {
-                binding: plan.input_binding(),
+                binding: &|| plan.input_binding(),
                 responses,
                 can_ask: plan.era.can_ask_for_input,
                 client_capabilities: plan.era.client_capabilities.clone(),
@@ -261,8 +261,9 @@ fn record(operation: Option<idempotency::Operation>, result: &Value) {
 
 /// The input round a capability runs in (MCP 2026-07-28; `can_ask` false before).
 pub struct Round<'a> {
-    /// What a requestState issued for missing input is bound to.
-    pub binding: mrtr::Binding<'a>,
+    /// What a requestState issued for missing input is bound to (made only then: the plan's
+    /// arguments digest is computed on first use).
+    pub binding: &'a dyn Fn() -> mrtr::Binding<'a>,
     /// Input already given: earlier rounds' (verified) and this request's.
     pub responses: Map<String, Value>,
     pub can_ask: bool,
@@ -323,7 +324,7 @@ pub fn execute<T>(
             return Err(Stop::Reply(Ok(json!({
                 "resultType": "input_required",
                 "inputRequests": asked.missing,
-                "requestState": mrtr::issue(registry.token_secret(), &round.binding, &asked.responses),
+                "requestState": mrtr::issue(registry.token_secret(), &(round.binding)(), &asked.responses),
             }))));
         }
         if let Some(message) = asked.blocked {

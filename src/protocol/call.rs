@@ -122,7 +122,7 @@ pub(super) fn run<T>(
         ctx.caller,
         cap,
         Round {
-            binding,
+            binding: &|| mrtr::Binding { ..binding },
             responses,
             can_ask: era.can_ask_for_input,
             client_capabilities: era.client_capabilities,

@@ -4,17 +4,30 @@
 
 use super::*;
 
+thread_local! {
+    /// (schema chumbo's oid, chumbo.schema_version's oid): looked up again when the schema is a
+    /// new one (the extension dropped and created again in this session).
+    static SEQUENCE: std::cell::Cell<Option<(pg_sys::Oid, pg_sys::Oid)>> = const { std::cell::Cell::new(None) };
+}
+
 /// chumbo.schema_version's last value, read through the syscache and the sequence itself rather
 /// than SPI: this runs on every request. It moves at every change, committed or not.
 pub(super) fn sequence_value() -> i64 {
     // SAFETY: both take NUL-terminated 'static C strings; get_namespace_oid (missing_ok =
     // false) raises a PostgreSQL error, not UB, if the schema is missing.
-    let seq = unsafe {
-        let schema = pg_sys::get_namespace_oid(c"chumbo".as_ptr(), false);
-        pg_sys::get_relname_relid(c"schema_version".as_ptr(), schema)
+    let schema = unsafe { pg_sys::get_namespace_oid(c"chumbo".as_ptr(), false) };
+    let seq = match SEQUENCE.with(|s| s.get()) {
+        Some((s, seq)) if s == schema => seq,
+        _ => {
+            // SAFETY: as above.
+            let seq = unsafe { pg_sys::get_relname_relid(c"schema_version".as_ptr(), schema) };
+            SEQUENCE.with(|s| s.set(Some((schema, seq))));
+            seq
+        }
     };
-    // SAFETY: pg_sequence_last_value takes the sequence's oid (looked up above) and returns int8 or null.
-    session::as_owner(|| unsafe {
+    // SAFETY: pg_sequence_last_value takes the sequence's oid (looked up above) and returns int8 or
+    // null. As the owner (it checks SELECT), without a search_path: it runs no statement.
+    session::as_owner_here(|| unsafe {
         pgrx::direct_function_call::<i64>(
             pg_sys::pg_sequence_last_value,
             &[Some(pg_sys::Datum::from(seq))],

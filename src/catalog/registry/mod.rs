@@ -66,6 +66,8 @@ pub struct Capability {
     validator: std::cell::OnceCell<Result<Box<jsonschema::Validator>, String>>,
     /// The declared outputSchema, compiled once.
     pub output_validator: Option<Box<jsonschema::Validator>>,
+    /// The SQL text of its calls, built on first use (see [Capability::call_sql]).
+    call_sql: RefCell<Option<Box<CallSqls>>>,
     pub returns: ReturnShape,
     pub returns_set: bool,
     pub read_only: bool,
@@ -168,6 +170,44 @@ impl Capability {
             })
             .as_deref()
             .map_err(String::as_str)
+    }
+}
+
+/// What a call's SQL text depends on besides the capability: which of its parameters the
+/// arguments hold (bit i: `params[i]`) and whether the page starts after a key (keyset cursor).
+pub type CallShape = (u64, bool);
+type CallSqls = Vec<(CallShape, Rc<str>)>;
+
+/// Shapes of call SQL kept per capability: a tool with many optional parameters cannot make its
+/// cache grow with every combination a caller sends.
+const CALL_SHAPES_KEPT: usize = 8;
+
+impl Capability {
+    /// The SQL of a call of this shape: built by `build` once, then reused (~4,000 instructions
+    /// of a do-nothing call, ~14,000 of a one-row one; callgrind, bench/analysis.md). The text
+    /// depends only on the capability and the shape, and a catalog change builds new
+    /// capabilities, so it is never stale. `None`: not kept (more parameters than bits).
+    pub fn call_sql(&self, shape: Option<CallShape>, build: impl FnOnce() -> String) -> Rc<str> {
+        let Some(shape) = shape else {
+            return build().into();
+        };
+        let kept = self.call_sql.borrow().as_ref().and_then(|shapes| {
+            shapes
+                .iter()
+                .find(|(s, _)| *s == shape)
+                .map(|(_, sql)| sql.clone())
+        });
+        if let Some(sql) = kept {
+            return sql;
+        }
+        let sql: Rc<str> = build().into();
+        let mut slot = self.call_sql.borrow_mut();
+        let shapes = slot.get_or_insert_with(Default::default);
+        if shapes.len() >= CALL_SHAPES_KEPT {
+            shapes.clear();
+        }
+        shapes.push((shape, sql.clone()));
+        sql
     }
 }
 

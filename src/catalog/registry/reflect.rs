@@ -153,6 +153,7 @@ pub(super) fn reflect(
         input_schema: SchemaText::new(&input_schema),
         validator: std::cell::OnceCell::new(),
         output_validator,
+        call_sql: Default::default(),
         returns: types::return_shape(&f.return_type),
         returns_set: f.returns_set,
         template: declared.template,

@@ -6,12 +6,16 @@ use pgrx::pg_sys;
 use pgrx::prelude::*;
 use pgrx::PgTryBuilder;
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::ffi::CString;
 
 mod commit;
+mod roles;
+mod search_path;
 use commit::note_capability_writes;
 pub use commit::{bookkeeping, relax_commit_for_bookkeeping, request_begins};
+pub use roles::check_role;
+pub use search_path::serve_request;
+use search_path::*;
 
 thread_local! {
     /// (oid of schema chumbo, its owner): re-read when the schema is a new one (extension
@@ -45,18 +49,6 @@ fn owner_oid() -> pg_sys::Oid {
     o
 }
 
-/// The search_path of chumbo's own statements: the catalog, then temporary objects (never
-/// searched for functions and operators). chumbo qualifies every other name it uses, so nothing a
-/// caller or a capability created can stand in for what its statements mean, however the
-/// session's search_path is set and whatever its temporary schema holds.
-const OWN_SEARCH_PATH: &str = "pg_catalog, pg_temp";
-
-thread_local! {
-    /// While a request is served: the search_path its capabilities run with
-    /// ([capability_search_path] of the caller's).
-    static CAPABILITY_SEARCH_PATH: RefCell<Option<String>> = const { RefCell::new(None) };
-}
-
 /// Runs `f` with these settings, restored afterwards however `f` ends (as a function's `SET`).
 pub fn with_settings<R>(settings: &[(&str, &str)], f: impl FnOnce() -> R) -> R {
     // SAFETY: the nest level is closed below on success and in the catch (AtEOXact_GUC only restores).
@@ -78,75 +70,14 @@ pub fn with_settings<R>(settings: &[(&str, &str)], f: impl FnOnce() -> R) -> R {
     r
 }
 
-/// Runs `f` with chumbo's own search_path unless it is already in force.
-fn with_own_search_path<R>(f: impl FnOnce() -> R) -> R {
-    if current_setting("search_path").as_deref() == Some(OWN_SEARCH_PATH) {
-        f()
-    } else {
-        with_settings(&[("search_path", OWN_SEARCH_PATH)], f)
-    }
-}
-
-/// The search_path capabilities run with: the caller's, with pg_catalog first and the temporary
-/// schema last. Otherwise a session (an edge's pooled login, say) could make its own objects
-/// stand in for the application's in the capabilities of whoever calls next, run as that
-/// caller: PostgreSQL searches the temporary schema first for tables and types (a temporary
-/// `projects`, a temporary domain named `text`), and a schema listed before pg_catalog comes
-/// before the built-in types and functions.
-fn capability_search_path(caller: &str) -> String {
-    // Split at the commas outside double quotes, as PostgreSQL reads the list.
-    let mut items: Vec<&str> = Vec::new();
-    let (mut start, mut quoted) = (0, false);
-    for (i, c) in caller.char_indices() {
-        match c {
-            '"' => quoted = !quoted,
-            ',' if !quoted => {
-                items.push(&caller[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    items.push(&caller[start..]);
-    // Left out: pg_catalog (unlisted, PostgreSQL searches it first) and every name that starts
-    // with pg_temp: the session's temporary schema (pg_temp, pg_temp_N) or one that cannot exist
-    // (the pg_ prefix is reserved). Unquoted names are folded to lower case, as PostgreSQL does.
-    let placed = |item: &str| {
-        let name = match item.strip_prefix('"').and_then(|i| i.strip_suffix('"')) {
-            Some(quoted) => quoted.to_string(),
-            None => item.to_ascii_lowercase(),
-        };
-        name == "pg_catalog" || name.starts_with("pg_temp")
-    };
-    let mut kept: Vec<&str> = items
-        .into_iter()
-        .map(str::trim)
-        .filter(|i| !i.is_empty() && !placed(i))
-        .collect();
-    kept.push("pg_temp");
-    kept.join(", ")
-}
-
-/// Serves one request of an entry point: chumbo's own statements run with [OWN_SEARCH_PATH], its
-/// capabilities with [capability_search_path] of the caller's search_path.
-pub fn serve_request<R>(f: impl FnOnce() -> R) -> R {
-    let caller = current_setting("search_path").unwrap_or_default();
-    CAPABILITY_SEARCH_PATH.with(|p| *p.borrow_mut() = Some(capability_search_path(&caller)));
-    PgTryBuilder::new(std::panic::AssertUnwindSafe(|| {
-        with_settings(&[("search_path", OWN_SEARCH_PATH)], f)
-    }))
-    .finally(|| CAPABILITY_SEARCH_PATH.with(|p| *p.borrow_mut() = None))
-    .execute()
-}
-
-/// Runs `f` with the extension owner's privileges (for chumbo's own tables), as PostgreSQL does
-/// for referential-integrity checks: a local user-id change that cannot be undone by `f`, and
-/// chumbo's own search_path.
+/// Runs `f` with the extension owner's privileges (chumbo's own tables) as PostgreSQL runs RI checks:
+/// a local user-id change that `f` cannot undo, and chumbo's own search_path.
 pub fn as_owner<R>(f: impl FnOnce() -> R + std::panic::UnwindSafe) -> R {
     with_own_search_path(|| as_owner_here(f))
 }
 
-fn as_owner_here<R>(f: impl FnOnce() -> R + std::panic::UnwindSafe) -> R {
+/// [as_owner] without chumbo's search_path: for work that runs no statement.
+pub fn as_owner_here<R>(f: impl FnOnce() -> R + std::panic::UnwindSafe) -> R {
     let owner = owner_oid();
     let (mut saved_user, mut saved_context) = (pg_sys::Oid::INVALID, 0);
     // SAFETY: the saved user and context are put back in `finally`, which runs on success,
@@ -238,6 +169,10 @@ fn set_guc(name: &str, value: &str) {
 
 fn set_config(name: &str, value: &str, action: pg_sys::GucAction::Type) {
     let (name, value) = (CString::new(name).unwrap(), CString::new(value).unwrap());
+    set_config_c(&name, &value, action);
+}
+
+fn set_config_c(name: &std::ffi::CStr, value: &std::ffi::CStr, action: pg_sys::GucAction::Type) {
     // SAFETY: set_config_option copies both strings; they outlive the call. Errors are raised as ERROR.
     unsafe {
         let context = if pg_sys::superuser() {
@@ -346,7 +281,7 @@ pub fn run_as_caller_calling<R>(
     let outcome = in_subtransaction(|| {
         // Restored with the subtransaction's settings.
         if !sets_search_path {
-            if let Some(path) = CAPABILITY_SEARCH_PATH.with(|p| p.borrow().clone()) {
+            if let Some(path) = capability_path() {
                 set_guc("search_path", &path);
             }
         }
@@ -516,18 +451,39 @@ pub fn forget_session_state() {
 /// Sets `request.jwt.claims` and the legacy `request.jwt.claim.<key>` settings for the call.
 /// Both are defined by chumbo (see [crate::postgres::guards]) so that tool code cannot change them.
 fn set_claims(claims: &serde_json::Value) {
-    set_guc("request.jwt.claims", &claims.to_string());
-    if let Some(obj) = claims.as_object() {
-        for (k, v) in obj {
-            if crate::postgres::guards::protect_claim(k) {
-                let text = match v {
-                    serde_json::Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                };
-                set_guc(&format!("request.jwt.claim.{k}"), &text);
-            }
+    CLAIM_SETTINGS.with(|c| {
+        let mut c = c.borrow_mut();
+        if c.as_ref().is_none_or(|(last, _)| last != claims) {
+            *c = Some((claims.clone(), claim_settings(claims)));
+        }
+        for (name, value) in c.as_ref().map(|(_, s)| s.as_slice()).unwrap_or_default() {
+            set_config_c(name, value, pg_sys::GucAction::GUC_ACTION_SAVE);
+        }
+    })
+}
+
+thread_local! {
+    /// The last claims and their settings: a caller's next request has the same (the settings
+    /// follow from the claims alone; keys are defined once, see guards::protect_claim).
+    static CLAIM_SETTINGS: RefCell<Option<(serde_json::Value, Settings)>> = const { RefCell::new(None) };
+}
+
+/// Settings as (name, value).
+type Settings = Vec<(CString, CString)>;
+
+fn claim_settings(claims: &serde_json::Value) -> Settings {
+    let c = |s: String| CString::new(s).unwrap();
+    let mut settings = vec![(c("request.jwt.claims".into()), c(claims.to_string()))];
+    for (k, v) in claims.as_object().into_iter().flatten() {
+        if crate::postgres::guards::protect_claim(k) {
+            let text = match v {
+                serde_json::Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            settings.push((c(format!("request.jwt.claim.{k}")), c(text)));
         }
     }
+    settings
 }
 
 /// A setting's value, read without SPI (no query, no transaction id).
@@ -565,81 +521,6 @@ pub fn current_role_name() -> String {
     }
 }
 
-/// Predefined roles whose members read or write past table privileges (chumbo's own tables have
-/// no row-level security: privileges are what keep them private), reach the server's files or
-/// programs, signal other sessions' backends, or read other sessions' queries and every setting;
-/// and pg_database_owner, whose members own the database (and in PostgreSQL 15 and later, schema
-/// public).
-const PREDEFINED_PAST_PRIVILEGES: [u32; 9] = [
-    pg_sys::ROLE_PG_READ_ALL_DATA,
-    pg_sys::ROLE_PG_WRITE_ALL_DATA,
-    pg_sys::ROLE_PG_READ_SERVER_FILES,
-    pg_sys::ROLE_PG_WRITE_SERVER_FILES,
-    pg_sys::ROLE_PG_EXECUTE_SERVER_PROGRAM,
-    pg_sys::ROLE_PG_SIGNAL_BACKEND,
-    pg_sys::ROLE_PG_READ_ALL_STATS,
-    pg_sys::ROLE_PG_READ_ALL_SETTINGS,
-    pg_sys::ROLE_PG_DATABASE_OWNER,
-];
-
-/// Whether `role` may run capabilities: named in the allow-list, exists, is neither a superuser
-/// nor BYPASSRLS, cannot create roles (it could grant itself any of the others), holds none of
-/// [PREDEFINED_PAST_PRIVILEGES], and has no owner's privileges (`table_owners`: owners of tables,
-/// views, sequences and schemas, schema chumbo's among them): an owner's privileges would let
-/// tool code read past row-level security, turn it off, or read chumbo's own tables. Returns the
-/// role's oid.
-/// Attributes and memberships are read from the syscache on every request, so an ALTER ROLE or
-/// GRANT takes effect at once.
-pub fn check_role(
-    role: &str,
-    allowed: &[String],
-    table_owners: &[pg_sys::Oid],
-) -> Result<pg_sys::Oid, crate::error::Error> {
-    if !allowed.iter().any(|r| r == role) {
-        return Err(crate::error::Error::CallerRefused(format!(
-            "role \"{role}\" is not allowed to call capabilities"
-        )));
-    }
-    let name = CString::new(role).map_err(|_| {
-        crate::error::Error::CallerRefused(format!("role \"{role}\" does not exist"))
-    })?;
-    // SAFETY: the name is a valid C string; missing_ok = true returns InvalidOid for an unknown role.
-    let oid = unsafe { pg_sys::get_role_oid(name.as_ptr(), true) };
-    if oid == pg_sys::Oid::INVALID {
-        return Err(crate::error::Error::CallerRefused(format!(
-            "role \"{role}\" does not exist"
-        )));
-    }
-    // SAFETY: syscache lookups by an existing role's oid.
-    if unsafe { pg_sys::superuser_arg(oid) || pg_sys::has_bypassrls_privilege(oid) } {
-        return Err(crate::error::Error::CallerRefused(format!(
-            "role \"{role}\" is a superuser or bypasses RLS and never runs capabilities"
-        )));
-    }
-    // SAFETY: attribute and membership lookups through the role cache, by oids.
-    let past_privileges = unsafe {
-        pg_sys::has_createrole_privilege(oid)
-            || PREDEFINED_PAST_PRIVILEGES
-                .iter()
-                .any(|r| pg_sys::has_privs_of_role(oid, pg_sys::Oid::from(*r)))
-    };
-    if past_privileges {
-        return Err(crate::error::Error::CallerRefused(format!(
-            "role \"{role}\" can create roles, owns the database, or holds a predefined role that reads, writes or signals past privileges (pg_read_all_data and the like), and never runs capabilities"
-        )));
-    }
-    if table_owners
-        .iter()
-        // SAFETY: membership lookups through the role cache, by oids; no pointers involved.
-        .any(|o| unsafe { pg_sys::has_privs_of_role(oid, *o) })
-    {
-        return Err(crate::error::Error::CallerRefused(format!(
-            "role \"{role}\" owns (or has the privileges of the owner of) a table, view, sequence or schema, or of the chumbo extension, and never runs capabilities"
-        )));
-    }
-    Ok(oid)
-}
-
 /// Whether `role` holds EXECUTE on function `func`.
 pub fn can_execute(func: pg_sys::Oid, role: pg_sys::Oid) -> bool {
     // SAFETY: an ACL check by oids; no pointers involved.
@@ -657,12 +538,14 @@ pub fn can_execute(func: pg_sys::Oid, role: pg_sys::Oid) -> bool {
     }
 }
 
-/// Plans kept across calls (SPI_keepplan), by SQL text. PostgreSQL's plan cache invalidates them
-/// on DDL and re-plans when the role (and so RLS) differs. Bounded: cleared when full.
+/// Plans kept across calls (SPI_keepplan), by SQL text (chumbo's own: FxHash). PostgreSQL's plan
+/// cache invalidates them on DDL and re-plans when the role (and so RLS) differs. Bounded: cleared
+/// when full; shared (Rc), so a clear cannot free one that runs.
 const MAX_PLANS: usize = 2000;
 
+type Plans = rustc_hash::FxHashMap<String, std::rc::Rc<pgrx::spi::OwnedPreparedStatement>>;
 thread_local! {
-    static PLANS: RefCell<HashMap<String, pgrx::spi::OwnedPreparedStatement>> = RefCell::new(HashMap::new());
+    static PLANS: RefCell<Plans> = RefCell::new(Default::default());
 }
 
 /// Runs `sql` (parameters of `types`) through a plan prepared once per backend, read-write.
@@ -672,25 +555,24 @@ pub fn run_kept<'conn>(
     types: &[pg_sys::Oid],
     args: &[pgrx::datum::DatumWithOid],
 ) -> pgrx::spi::Result<pgrx::spi::SpiTupleTable<'conn>> {
-    let plan = match PLANS.with(|p| p.borrow_mut().remove(sql)) {
+    let plan = match PLANS.with(|p| p.borrow().get(sql).cloned()) {
         Some(plan) => plan,
         None => {
             let types: Vec<pgrx::PgOid> = types.iter().map(|t| (*t).into()).collect();
-            client.prepare_mut(sql, &types)?.keep()
+            let plan = std::rc::Rc::new(client.prepare_mut(sql, &types)?.keep());
+            PLANS.with(|p| {
+                let mut p = p.borrow_mut();
+                if p.len() >= MAX_PLANS {
+                    p.clear();
+                }
+                p.insert(sql.to_string(), plan.clone());
+            });
+            plan
         }
     };
-    // `select` with a plan prepared as mutating runs read-write (read_only = false) without
-    // pgrx's `update`, which would force a transaction id onto every call: a read-only tool
-    // call must stay a read-only transaction (no commit record, no WAL flush).
-    let table = client.select(&plan, None, args);
-    PLANS.with(|p| {
-        let mut p = p.borrow_mut();
-        if p.len() >= MAX_PLANS {
-            p.clear();
-        }
-        p.insert(sql.to_string(), plan);
-    });
-    table
+    // `select` with a plan prepared as mutating runs read-write without pgrx's `update`, which
+    // would force a transaction id: a read-only call stays a read-only transaction (no commit).
+    client.select(&*plan, None, args)
 }
 
 /// Strong random bytes drawn from pg_strong_random in batches: one draw cost as much as a tenth of

@@ -159,7 +159,11 @@ function headerList(raw?: string): Record<string, string> {
   return headers;
 }
 
-const exporting = (signal: "TRACES" | "METRICS") => (env(`OTEL_${signal}_EXPORTER`) ?? "otlp") !== "none";
+/** A signal is exported when it has an endpoint (its own or the general one) and its exporter is
+ * not `none`: an endpoint set for metrics alone sends no spans anywhere, and the other way round. */
+const exporting = (signal: "TRACES" | "METRICS") =>
+  !!(env(`OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`) ?? env("OTEL_EXPORTER_OTLP_ENDPOINT")) &&
+  (env(`OTEL_${signal}_EXPORTER`) ?? "otlp") !== "none";
 
 const tracerProvider = new TracerProvider({
   resource,

@@ -85,7 +85,7 @@ def metric_points(request):
                     yield point
 
 
-def rows(request, encoding):
+def rows(request, encoding, transport):
     for resource_spans in request.resource_spans:
         resource = {a.key: plain(a.value) for a in resource_spans.resource.attributes}
         for scope_spans in resource_spans.scope_spans:
@@ -105,6 +105,7 @@ def rows(request, encoding):
                     "service": resource.get("service.name"),
                     "scope": scope_spans.scope.name,
                     "encoding": encoding,
+                    **transport,
                 }
 
 
@@ -162,7 +163,12 @@ class Handler(BaseHTTPRequestHandler):
         except Exception as e:  # not OTLP: the test fails on the spans it then misses
             print(f"receiver: undecodable {content_type} export: {e}", file=sys.stderr, flush=True)
             return self.answer(400)
-        lines = "".join(json.dumps(r) + "\n" for r in rows(request, encoding))
+        # How the export came: compressed or not, and the test header OTEL_EXPORTER_OTLP_HEADERS set.
+        transport = {
+            "content_encoding": self.headers.get("content-encoding") or "",
+            "test_header": self.headers.get("x-chumbo-test") or "",
+        }
+        lines = "".join(json.dumps(r) + "\n" for r in rows(request, encoding, transport))
         with lock, open(OUT, "a", encoding="utf-8") as f:
             f.write(lines)
         if content_type == "application/json":

@@ -371,12 +371,14 @@ test("nothing secret in a span: not the bearer token, an argument value, nor wha
   for (const secret of secrets) assert.ok(!exported.includes(secret), `"${secret.slice(0, 24)}…" was exported`);
 });
 
-test("http/json: the same spans reach the receiver in OTLP/JSON", async () => {
+test("http/json: the same spans reach the receiver in OTLP/JSON, gzip-compressed, with OTEL_EXPORTER_OTLP_HEADERS", async () => {
   const [traceId, clientSpan] = [hex(16), hex(8)];
   const r = await call(JSON_EDGE, toolCall(7, "list_projects", {}, { traceparent: `00-${traceId}-${clientSpan}-01` }));
   assert.equal(r.status, 200, r.text);
   const span = await mcpSpan(traceId, "tools/call list_projects");
   assert.equal(span.encoding, "json");
+  assert.equal(span.content_encoding, "gzip"); // OTEL_EXPORTER_OTLP_COMPRESSION
+  assert.equal(span.test_header, "json edge"); // OTEL_EXPORTER_OTLP_HEADERS, URL-decoded
   assert.equal(span.service, "chumbo-traces-json");
   assert.equal(span.parent_id, clientSpan);
   assert.equal(span.attributes["gen_ai.tool.name"], "list_projects");

@@ -100,8 +100,7 @@ class SpanSender implements SpanExporter {
   private loggedAt = -Infinity;
 
   constructor() {
-    const general = env("OTEL_EXPORTER_OTLP_ENDPOINT")?.replace(/\/+$/, "");
-    this.url = env("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") ?? `${general}/v1/traces`;
+    this.url = endpoint("TRACES")!;
     this.headers = {
       ...headerList(env("OTEL_EXPORTER_OTLP_HEADERS")),
       ...headerList(env("OTEL_EXPORTER_OTLP_TRACES_HEADERS")),
@@ -159,11 +158,17 @@ function headerList(raw?: string): Record<string, string> {
   return headers;
 }
 
-/** A signal is exported when it has an endpoint (its own or the general one) and its exporter is
- * not `none`: an endpoint set for metrics alone sends no spans anywhere, and the other way round. */
+/** A signal's OTLP/HTTP URL by the exporter specification: its own endpoint as it is, else the
+ * general one with the signal's path; none when neither is set. */
+function endpoint(signal: "TRACES" | "METRICS"): string | undefined {
+  const general = env("OTEL_EXPORTER_OTLP_ENDPOINT")?.replace(/\/+$/, "");
+  return env(`OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`) ?? (general && `${general}/v1/${signal.toLowerCase()}`);
+}
+
+/** A signal is exported when it has an endpoint and its exporter is not `none`: an endpoint set
+ * for metrics alone sends no spans anywhere, and the other way round. */
 const exporting = (signal: "TRACES" | "METRICS") =>
-  !!(env(`OTEL_EXPORTER_OTLP_${signal}_ENDPOINT`) ?? env("OTEL_EXPORTER_OTLP_ENDPOINT")) &&
-  (env(`OTEL_${signal}_EXPORTER`) ?? "otlp") !== "none";
+  endpoint(signal) !== undefined && (env(`OTEL_${signal}_EXPORTER`) ?? "otlp") !== "none";
 
 const tracerProvider = new TracerProvider({
   resource,

@@ -26,16 +26,28 @@ source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 
 passed=() failed=() skipped=()
+# Each suite's output is also kept in STAGE_LOGS/NAME.log, so the summary can end with the tail of
+# every failing suite's (CI shows only the end of a run's output).
+STAGE_LOGS="$BASE/test-logs"
+rm -rf "$STAGE_LOGS" && mkdir -p "$STAGE_LOGS"
 # stage NAME CMD...: run one suite, record the outcome, keep going.
 stage() {
   local name="$1"; shift
   log "[$name] $*"
   local t0=$SECONDS
-  if "$@"; then passed+=("$name"); log "[$name] passed ($((SECONDS - t0))s)"
+  # tee by process substitution, not a pipe: a daemon a suite leaves holding its stdout cannot hang us.
+  if "$@" > >(tee "$STAGE_LOGS/$name.log") 2>&1; then passed+=("$name"); log "[$name] passed ($((SECONDS - t0))s)"
   else failed+=("$name"); warn "[$name] FAILED ($((SECONDS - t0))s)"; fi
 }
 summary() {
-  cleanup                        # first, so the closing line below is the last thing printed
+  cleanup                        # first, so the closing lines below are the last thing printed
+  local s
+  for s in ${failed[@]+"${failed[@]}"}; do
+    [[ -s "$STAGE_LOGS/$s.log" ]] || continue
+    echo
+    echo "================ the end of $s's output ($STAGE_LOGS/$s.log) ================"
+    tail -n 60 "$STAGE_LOGS/$s.log"
+  done
   echo
   echo "================ make test summary ================"
   for s in ${passed[@]+"${passed[@]}"};   do echo "  ok      $s"; done

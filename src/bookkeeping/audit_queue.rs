@@ -11,9 +11,10 @@
 //!
 //! What a crash (or an immediate shutdown) can lose: rows of read-only calls that committed in the
 //! last moments before it and were not yet written by the worker (it writes every
-//! [FLUSH_EVERY], and at once when the queue is a quarter full; its commits are synchronous).
-//! A fast or smart shutdown loses nothing: the worker stops accepting, waits for the calls that
-//! reserved a slot, writes everything and exits. A row whose transaction aborts is dropped.
+//! [FLUSH_EVERY], and at once when the queue is a quarter full; its commits wait for the local WAL
+//! flush, never for a synchronous standby: see [NO_STANDBY_WAIT]). A fast or smart shutdown loses
+//! nothing: the worker stops accepting, waits for the calls that reserved a slot, writes
+//! everything and exits. A row whose transaction aborts is dropped.
 //!
 //! Rows are queued for one database at a time (the worker's): a call in another database writes
 //! its row itself. The worker is started on demand by the first call that could queue (at most one
@@ -38,6 +39,14 @@ const FIELDS: usize = 7;
 const NULL: u16 = u16::MAX;
 const BATCH: usize = 512;
 const FLUSH_EVERY: Duration = Duration::from_millis(100);
+/// The worker commits with `synchronous_commit = local`. A commit waiting for a synchronous standby
+/// ends only by `die()` (or its standby's answer), and this worker keeps SIGTERM for itself to
+/// drain the queue: a wait for a standby that will not answer (one being promoted: a
+/// pg_auto_failover demotion stops its primary with a fast shutdown) held the primary's shutdown,
+/// and so the failover, forever. Nothing waits on these commits anyway: the calls whose rows they
+/// are answered already, and were read-only. A failover can lose what a crash can: rows committed
+/// in the last moments and not yet streamed to the standby.
+const NO_STANDBY_WAIT: (&std::ffi::CStr, &std::ffi::CStr) = (c"synchronous_commit", c"local");
 const RESTART_AFTER_US: i64 = 1_000_000;
 /// How long a stopping worker waits for calls that reserved a slot to commit or abort.
 const DRAIN_WAIT_US: i64 = 5_000_000;
@@ -290,6 +299,15 @@ pub extern "C-unwind" fn chumbo_audit_worker_main(arg: pg_sys::Datum) {
     unsafe { pg_sys::before_shmem_exit(Some(at_worker_exit), pg_sys::Datum::from(0)) };
     BackgroundWorker::attach_signal_handlers(SignalWakeFlags::SIGHUP | SignalWakeFlags::SIGTERM);
     BackgroundWorker::connect_worker_to_spi_by_oid(Some(database), None);
+    // SAFETY: a valid GUC name and value; at the session level it outranks a database's or role's.
+    unsafe {
+        pg_sys::SetConfigOption(
+            NO_STANDBY_WAIT.0.as_ptr(),
+            NO_STANDBY_WAIT.1.as_ptr(),
+            pg_sys::GucContext::PGC_SUSET,
+            pg_sys::GucSource::PGC_S_SESSION,
+        )
+    };
     {
         let mut q = QUEUE.exclusive();
         if q.worker_latch != 0 || q.database != database {

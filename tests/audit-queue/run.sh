@@ -12,6 +12,9 @@
 #   - a full queue (worker stopped): later calls write their rows themselves, none lost or doubled;
 #   - a crash 0.5 s after calls loses none of their rows;
 #   - a fast shutdown loses nothing; the worker comes back after it is terminated or after a crash;
+#   - with a synchronous standby that never answers, the worker's rows still arrive and a fast
+#     shutdown is not held up (a commit waiting for a standby ends only by die(), which the worker
+#     does not take: it held a pg_auto_failover demotion forever);
 #   - anon and authenticated can call neither chumbo.audit_flush nor chumbo.audit_queue_stats;
 #   - an idle worker exits (DROP DATABASE is not refused for its connection).
 # Env: AUDIT_QUEUE_PG_PORT (default: a free port).
@@ -49,7 +52,7 @@ declare t text;
 begin
   foreach t in array array['probe_first', 'probe_ro', 'probe_at', 'probe_abort', 'probe_block',
                            'probe_many', 'probe_stop', 'probe_again', 'probe_crash', 'probe_full',
-                           'probe_old'] loop
+                           'probe_old', 'probe_sync'] loop
     execute format('create function mcp.%I(tag text) returns text language sql stable as $f$ select tag $f$', t);
     execute format('comment on function mcp.%I(text) is %L', t, 'Echoes its tag.');
     execute format('grant execute on function mcp.%I(text) to authenticated', t);
@@ -146,6 +149,30 @@ q -f "$WORK/stop.sql" >/dev/null
 ctl -m fast stop
 start
 check "a fast shutdown loses no queued row" 300 "$(rows probe_stop)"
+
+# A synchronous standby that never answers (as one being promoted in a failover does not): the
+# worker's commits do not wait for it, so the rows arrive, and a fast shutdown (pg_auto_failover
+# demoting a primary) is not held up by the worker. A commit waits for a standby only until die().
+q -c "alter system set synchronous_standby_names = 'chumbo_absent_standby'" -c "select pg_reload_conf()" >/dev/null
+q -c "create table public.sync_rep_probe ()" >/dev/null 2>&1 &
+waiting=0
+for _ in $(seq 200); do
+  waiting="$(q -c "select count(*) from pg_stat_activity where wait_event = 'SyncRep'")"
+  [[ "$waiting" == 1 ]] && break; sleep 0.05
+done
+check "a write now waits for the absent standby" 1 "$waiting"
+for i in $(seq 50); do echo "select $(call probe_sync "$i");"; done > "$WORK/sync.sql"
+q -f "$WORK/sync.sql" >/dev/null
+check "the worker writes its rows without waiting for the standby" t "$(flush)"
+check "every row arrives" 50 "$(rows probe_sync)"
+t0=$SECONDS
+stopped="$(as_pg "$PG_BIN/pg_ctl" -D "$DATA" -m fast -w -t 20 stop >/dev/null 2>&1 && echo yes || echo no)"
+check "a fast shutdown is not held by the worker (took $((SECONDS - t0)) s)" yes "$stopped"
+wait || true   # the probe write: ended by the shutdown
+[[ "$stopped" == yes ]] || ctl -m immediate stop
+start
+q -c "alter system reset synchronous_standby_names" -c "select pg_reload_conf()" >/dev/null
+check "the rows written while the standby was absent are kept" 50 "$(rows probe_sync)"
 
 # The worker terminated: calls write their rows themselves until a call starts it again.
 q -c "select $(call probe_again a0)" >/dev/null

@@ -154,7 +154,9 @@ stop_services() {
     if [[ -f "$DIR/$node/postmaster.pid" ]]; then
       pid="$(head -n 1 "$DIR/$node/postmaster.pid")"
       if [[ "$(ps -o comm= -p "$pid" 2>/dev/null)" == postgres ]]; then
-        as_pg "$PG_BIN/pg_ctl" -D "$DIR/$node" -m fast -w stop >/dev/null 2>&1 || true
+        # immediate when a fast stop hangs (a backend that ignores SIGTERM must not hang make test)
+        as_pg "$PG_BIN/pg_ctl" -D "$DIR/$node" -m fast -w -t 15 stop >/dev/null 2>&1 \
+          || as_pg "$PG_BIN/pg_ctl" -D "$DIR/$node" -m immediate -w stop >/dev/null 2>&1 || true
       fi
     fi
   done

@@ -213,6 +213,16 @@ pgb_round() {
     ( while :; do q1 "$db" "select bench.touch(0)" >/dev/null && echo >>"$prefix.ddl"; sleep 1; done ) &
     toucher=$!
   fi
+  # The audit queue has one worker, for one database at a time (src/bookkeeping/audit_queue.rs);
+  # a round in another database than the last one's would write its audit rows in its calls until
+  # that worker idles out (10 s, about the warm-up), then switch. So every round starts without a
+  # worker (it drains and exits on SIGTERM) and its own first call starts one for its database, as
+  # in a deployment with one database (bench/analysis.md, issue 32, session 18).
+  q postgres -c "select pg_terminate_backend(pid) from pg_stat_activity where backend_type = 'chumbo audit'" >/dev/null
+  for _ in $(seq 100); do
+    [[ "$(q1 postgres "select count(*) from pg_stat_activity where backend_type = 'chumbo audit'")" == 0 ]] && break
+    sleep 0.05
+  done
   local rc=0
   PGOPTIONS="${PGB_OPTIONS:-}" python3 bench/report.py cpu "$prefix.cpu.json" "$warm" postgres="$(PM_PID)" -- \
     "$PGBENCH" -n -h 127.0.0.1 -p "$PORT" -U chumbo_edge -M prepared -c "$c" -j "$j" \

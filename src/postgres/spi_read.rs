@@ -49,6 +49,22 @@ pub fn one<T: FromDatum + IntoDatum>(sql: &str, args: &[DatumWithOid]) -> spi::R
     })
 }
 
+/// Runs `decode`, which turns the rows of a statement just run into Rust values, with what pgrx
+/// copies on the way in memory of the SPI connection's own. pgrx converts a value in the parent of
+/// the current memory context (jsonb printed as text, a varlena detoasted), and while SPI is
+/// connected that parent is the transaction's top context: dead once converted, the copies stayed
+/// until commit, ~30 MB for a registry build of 10,000 functions, kept by the backend as heap
+/// (bench/analysis.md, issue 32 session 19). Here they go to SPI's procedure context, freed when
+/// the connection ends. Call it after the statement ran (SPI makes its procedure context current
+/// again after every statement), and return only owned values from it.
+pub fn decode_in_connection_memory<R>(decode: impl FnOnce() -> R) -> R {
+    // A child of the procedure context, current while `decode` runs: its parent takes the copies.
+    let mut scratch = pgrx::PgMemoryContexts::new("chumbo decoded rows");
+    // SAFETY: switched back when `decode` returns; if it unwinds, dropping `scratch` makes the
+    // procedure context current again before deleting it.
+    unsafe { scratch.switch_to(|_| decode()) }
+}
+
 fn top_xid() -> pg_sys::TransactionId {
     // SAFETY: reads the transaction state; never assigns.
     unsafe { pg_sys::GetTopTransactionIdIfAny() }

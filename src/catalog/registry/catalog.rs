@@ -4,6 +4,7 @@
 //! registry's over when only some functions changed.
 
 use super::*;
+use crate::postgres::spi_read;
 
 /// Everything a registry is built from, read in one go as the extension owner.
 pub(super) struct Catalog {
@@ -47,27 +48,30 @@ impl Catalog {
 pub(super) fn read_stamps(only: Option<&[u32]>) -> Vec<Stamp> {
     let only: Option<Vec<pg_sys::Oid>> = only.map(|o| o.iter().map(|&o| o.into()).collect());
     Spi::connect(|c| {
-        let mut stamps = vec![];
-        for row in c.select(
+        let rows = c.select(
             include_str!("../../../sql/reflect_stamps.sql"),
             None,
             &[only.into()],
-        )? {
-            if let (Some(oid), Some(name), Some(stamp), Some(types)) = (
-                row.get::<i64>(1)?,
-                row.get::<String>(2)?,
-                row.get::<String>(3)?,
-                row.get::<Vec<pg_sys::Oid>>(4)?,
-            ) {
-                stamps.push(Stamp {
-                    oid: u32::try_from(oid).unwrap_or_default(),
-                    name: name.into(),
-                    stamp: stamp.into(),
-                    types: types.into_iter().map(u32::from).collect(),
-                });
+        )?;
+        spi_read::decode_in_connection_memory(|| {
+            let mut stamps = vec![];
+            for row in rows {
+                if let (Some(oid), Some(name), Some(stamp), Some(types)) = (
+                    row.get::<i64>(1)?,
+                    row.get::<String>(2)?,
+                    row.get::<String>(3)?,
+                    row.get::<Vec<pg_sys::Oid>>(4)?,
+                ) {
+                    stamps.push(Stamp {
+                        oid: u32::try_from(oid).unwrap_or_default(),
+                        name: name.into(),
+                        stamp: stamp.into(),
+                        types: types.into_iter().map(u32::from).collect(),
+                    });
+                }
             }
-        }
-        Ok::<_, pgrx::spi::Error>(stamps)
+            Ok::<_, pgrx::spi::Error>(stamps)
+        })
     })
     .unwrap_or_default()
 }
@@ -76,18 +80,21 @@ pub(super) fn read_stamps(only: Option<&[u32]>) -> Vec<Stamp> {
 pub(super) fn read_type_stamps(types: &[u32]) -> HashMap<u32, String> {
     let types: Vec<pg_sys::Oid> = types.iter().map(|&t| t.into()).collect();
     Spi::connect(|c| {
-        let mut stamps = HashMap::default();
-        for row in session::run_kept(
+        let rows = session::run_kept(
             c,
             include_str!("../../../sql/reflect_types.sql"),
             &[pg_sys::OIDARRAYOID],
             &[types.into()],
-        )? {
-            if let (Some(t), Some(stamp)) = (row.get::<i64>(1)?, row.get::<String>(2)?) {
-                stamps.insert(u32::try_from(t).unwrap_or_default(), stamp);
+        )?;
+        spi_read::decode_in_connection_memory(|| {
+            let mut stamps = HashMap::default();
+            for row in rows {
+                if let (Some(t), Some(stamp)) = (row.get::<i64>(1)?, row.get::<String>(2)?) {
+                    stamps.insert(u32::try_from(t).unwrap_or_default(), stamp);
+                }
             }
-        }
-        Ok::<_, pgrx::spi::Error>(stamps)
+            Ok::<_, pgrx::spi::Error>(stamps)
+        })
     })
     .unwrap_or_default()
 }
@@ -114,18 +121,21 @@ pub(super) fn read_catalog(previous: Option<&Registry>, touched: Option<&[u32]>)
     drop(overloaded);
     if !wanted.is_empty() {
         catalog.functions = Spi::connect(|c| {
-            let mut functions = vec![];
-            for row in session::run_kept(
+            let rows = session::run_kept(
                 c,
                 include_str!("../../../sql/reflect.sql"),
                 &[pg_sys::OIDARRAYOID],
                 &[wanted.into()],
-            )? {
-                if let Some(JsonB(f)) = row.get::<JsonB>(1)? {
-                    functions.push(serde_json::from_value::<ReflectedFunction>(f));
+            )?;
+            spi_read::decode_in_connection_memory(|| {
+                let mut functions = vec![];
+                for row in rows {
+                    if let Some(JsonB(f)) = row.get::<JsonB>(1)? {
+                        functions.push(serde_json::from_value::<ReflectedFunction>(f));
+                    }
                 }
-            }
-            Ok::<_, pgrx::spi::Error>(functions)
+                Ok::<_, pgrx::spi::Error>(functions)
+            })
         })
         .ok()
         .and_then(|rows| rows.into_iter().collect::<Result<Vec<_>, _>>().ok())

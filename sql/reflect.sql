@@ -35,6 +35,13 @@ select jsonb_build_object(
     'public_execute', exists (
         select 1 from aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) a
         where a.grantee = 0 and a.privilege_type = 'EXECUTE'),
+    -- the roles granted EXECUTE (0: PUBLIC), from which a caller's may be decided without the
+    -- syscache (src/identity/session/mod.rs, can_execute); a GRANT or REVOKE writes a new pg_proc
+    -- row version, so the function's stamp moves and this is read again
+    'executors', coalesce((
+        select jsonb_agg(distinct a.grantee::int8)
+        from aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) a
+        where a.privilege_type = 'EXECUTE'), '[]'),
     'args', coalesce((
         select jsonb_agg(jsonb_build_object(
             'name', a.name,

@@ -45,6 +45,7 @@ fn doctor() -> TableIterator<
         let (state, exposed_to) = if !entry.problems.is_empty() {
             ("hidden".to_string(), vec![])
         } else {
+            let capability = registry.find(&entry.name, entry.kind);
             let roles: Vec<String> = registry
                 .settings
                 .allowed_roles
@@ -56,7 +57,9 @@ fn doctor() -> TableIterator<
                     )
                     .ok()
                     .flatten()
-                    .is_some_and(|oid| session::can_execute(entry.oid, oid))
+                    .is_some_and(|oid| {
+                        capability.is_some_and(|c| session::can_execute(&c.executors, oid))
+                    })
                 })
                 .cloned()
                 .collect();
@@ -68,7 +71,7 @@ fn doctor() -> TableIterator<
                 ));
                 ("hidden".to_string(), roles)
             } else {
-                if let Some(c) = registry.find(&entry.name, entry.kind) {
+                if let Some(c) = capability {
                     if !c.meta.scopes.is_empty() {
                         reasons.push(format!("needs scopes: {}", c.meta.scopes.join(" ")));
                     }

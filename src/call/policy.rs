@@ -338,7 +338,7 @@ pub fn why_hidden(registry: &Registry, c: &Capability, explained: &Explained) ->
         return vec!["hidden from this caller: its role is refused".into()];
     };
     let mut reasons = vec![];
-    if !session::can_execute(c.oid, caller.role_oid) {
+    if !session::can_execute(&c.executors, caller.role_oid) {
         reasons.push(format!(
             "hidden from this caller: role {} has no EXECUTE on it",
             caller.principal.role

@@ -56,7 +56,9 @@ pub(super) fn named<'r>(
         .registry
         .find(name, kind)
         .ok_or_else(|| unknown(vec![]))?;
-    if !session::can_execute(cap.oid, ctx.caller.role_oid) || ctx.registry.refuses_definer(cap) {
+    if !session::can_execute(&cap.executors, ctx.caller.role_oid)
+        || ctx.registry.refuses_definer(cap)
+    {
         return Err(unknown(vec![]));
     }
     if !ctx.caller.has_scopes(cap) {

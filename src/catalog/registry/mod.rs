@@ -52,7 +52,6 @@ pub struct Param {
 }
 
 pub struct Capability {
-    pub oid: pg_sys::Oid,
     pub name: String,
     pub kind: Kind,
     pub description: Option<String>,
@@ -75,6 +74,8 @@ pub struct Capability {
     pub sets_search_path: bool,
     /// SECURITY DEFINER (declared privileged): the role it runs as, its owner.
     pub definer: Option<pg_sys::Oid>,
+    /// The roles granted EXECUTE on it (`InvalidOid`: PUBLIC), as its ACL said when reflected.
+    pub executors: Box<[pg_sys::Oid]>,
     pub template: Option<UriTemplate>,
     /// Visibility, execution predicate and approval, resolved (src/catalog/predicates.rs).
     pub policy: predicates::Policy,
@@ -559,7 +560,7 @@ impl Caller {
     }
 
     pub fn may_use(&self, c: &Capability) -> bool {
-        self.has_scopes(c) && session::can_execute(c.oid, self.role_oid)
+        self.has_scopes(c) && session::can_execute(&c.executors, self.role_oid)
     }
 }
 

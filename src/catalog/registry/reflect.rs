@@ -28,6 +28,8 @@ pub(super) struct ReflectedFunction {
     /// How many trailing input parameters have defaults.
     pub(super) n_defaults: usize,
     pub(super) public_execute: bool,
+    /// The roles granted EXECUTE on it (0: PUBLIC).
+    pub(super) executors: Vec<u32>,
     /// Every argument (IN, OUT, INOUT, VARIADIC, TABLE) in declaration order.
     pub(super) args: Vec<ReflectedArg>,
 }
@@ -141,13 +143,13 @@ pub(super) fn reflect(
         return (entry, None, reusable);
     }
     let capability = Capability {
-        oid,
         name: f.name.clone(),
         kind: declared.kind,
         description: declared.description,
         read_only: matches!(f.volatility.as_str(), "s" | "i"),
         sets_search_path: f.sets_search_path,
         definer: f.security_definer.then(|| pg_sys::Oid::from(f.owner)),
+        executors: f.executors.iter().map(|&r| pg_sys::Oid::from(r)).collect(),
         meta: Box::new(declared.meta),
         params,
         input_schema: SchemaText::new(&input_schema),

@@ -521,20 +521,20 @@ pub fn current_role_name() -> String {
     }
 }
 
-/// Whether `role` holds EXECUTE on function `func`.
-pub fn can_execute(func: pg_sys::Oid, role: pg_sys::Oid) -> bool {
-    // SAFETY: an ACL check by oids; no pointers involved.
+/// Whether `role` holds EXECUTE on a function whose ACL grants it to `executors` (sql/reflect.sql;
+/// `InvalidOid` is PUBLIC), decided as PostgreSQL's aclmask does: a superuser always; else PUBLIC,
+/// or a grantee whose privileges `role` has (role membership read live, as there). From the
+/// registry's copy of the ACL, which every GRANT and REVOKE renews (they write a new pg_proc row,
+/// so the function is reflected again at the next request), rather than `pg_proc_aclcheck`: that
+/// leaves each checked function's whole pg_proc row in the backend's syscache, 16 MB once a
+/// backend has listed 10,000 tools (bench/analysis.md, issue 32 session 19).
+pub fn can_execute(executors: &[pg_sys::Oid], role: pg_sys::Oid) -> bool {
+    // SAFETY: role checks by oid, through PostgreSQL's role caches; no pointers involved.
     unsafe {
-        #[cfg(feature = "pg15")]
-        let r = pg_sys::pg_proc_aclcheck(func, role, pg_sys::ACL_EXECUTE as pg_sys::AclMode);
-        #[cfg(not(feature = "pg15"))]
-        let r = pg_sys::object_aclcheck(
-            pg_sys::ProcedureRelationId,
-            func,
-            role,
-            pg_sys::ACL_EXECUTE as pg_sys::AclMode,
-        );
-        r == pg_sys::AclResult::ACLCHECK_OK
+        pg_sys::superuser_arg(role)
+            || executors
+                .iter()
+                .any(|&g| g == pg_sys::InvalidOid || pg_sys::has_privs_of_role(role, g))
     }
 }
 

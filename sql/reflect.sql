@@ -32,9 +32,6 @@ select jsonb_build_object(
     'return_type', (select ty.info from types ty where ty.oid = p.prorettype),
     'variadic', p.provariadic <> 0,
     'n_defaults', p.pronargdefaults,
-    'public_execute', exists (
-        select 1 from aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) a
-        where a.grantee = 0 and a.privilege_type = 'EXECUTE'),
     -- the roles granted EXECUTE (0: PUBLIC), from which a caller's may be decided without the
     -- syscache (src/identity/session/mod.rs, can_execute); a GRANT or REVOKE writes a new pg_proc
     -- row version, so the function's stamp moves and this is read again

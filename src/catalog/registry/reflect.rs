@@ -27,7 +27,6 @@ pub(super) struct ReflectedFunction {
     pub(super) variadic: bool,
     /// How many trailing input parameters have defaults.
     pub(super) n_defaults: usize,
-    pub(super) public_execute: bool,
     /// The roles granted EXECUTE on it (0: PUBLIC).
     pub(super) executors: Vec<u32>,
     /// Every argument (IN, OUT, INOUT, VARIADIC, TABLE) in declaration order.
@@ -256,7 +255,7 @@ pub(super) fn check_function(
             found.problems.push(Problem::SecurityDefiner);
         }
     }
-    if f.public_execute {
+    if f.executors.contains(&0) {
         found.warnings.push(WARN_PUBLIC_EXECUTE.into());
     }
     for key in d.meta.params.keys() {

@@ -13,6 +13,7 @@
 #      $TRACES_SAMPLED_EDGE_PORT exports with a parent-based ratio sampler that samples no root,
 #      $TRACES_FLUSH_EDGE_PORT batches for ten minutes (what it holds leaves when it stops)
 #   5. node --test traces.test.mjs, then stops what it started
+#   6. deno test otlp_proto_test.ts: the edge's protobuf serializer gives the official one's bytes
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 source "$HERE/../../scripts/lib.sh"
@@ -101,4 +102,6 @@ if ((status)); then
   [[ -s "$OUT/receiver.log" ]] && { echo "--- $OUT/receiver.log"; tail -n 20 "$OUT/receiver.log"; } >&2
   exit "$status"
 fi
+# 6.
+deno test --frozen --config "$ROOT/supabase/functions/mcp/deno.json" --allow-env otlp_proto_test.ts
 log "traces: passed"

@@ -33,7 +33,8 @@ import {
 import { MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
 import { type ExportResult, ExportResultCode } from "@opentelemetry/core";
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace";
-import { JsonTraceSerializer, ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
+import { JsonTraceSerializer } from "@opentelemetry/otlp-transformer";
+import { serializeSpans } from "./otlp-proto.ts";
 import { OTLPMetricExporter as ProtobufMetrics } from "@opentelemetry/exporter-metrics-otlp-proto";
 import { OTLPMetricExporter as JsonMetrics } from "@opentelemetry/exporter-metrics-otlp-http";
 
@@ -83,8 +84,8 @@ function sampler(): Sampler {
   }
 }
 
-/** The span exporter: the official OTLP serializers (otlp-transformer), the bytes POSTed with
- * `fetch`. The OTLP trace exporter packages send through Node's `http` module, which under Deno's
+/** The span exporter: OTLP/JSON by the official serializer (otlp-transformer), protobuf by
+ * otlp-proto.ts (the official one's bytes, at a fraction of its cost in Deno), POSTed with `fetch`. The OTLP trace exporter packages send through Node's `http` module, which under Deno's
  * Node compatibility layer cost ~50 µs of the edge's CPU per traced request (a batch of 512 spans
  * streamed chunk by chunk), more than all of tracing's budget (bench/analysis.md, issue 30).
  * Configured as the OTLP exporter specification says: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it is,
@@ -96,7 +97,7 @@ class SpanSender implements SpanExporter {
   private readonly headers: Record<string, string>;
   private readonly timeoutMs: number;
   private readonly gzip: boolean;
-  private readonly serializer = protocol("TRACES") === "http/json" ? JsonTraceSerializer : ProtobufTraceSerializer;
+  private readonly json = protocol("TRACES") === "http/json";
   private loggedAt = -Infinity;
 
   constructor() {
@@ -104,7 +105,7 @@ class SpanSender implements SpanExporter {
     this.headers = {
       ...headerList(env("OTEL_EXPORTER_OTLP_HEADERS")),
       ...headerList(env("OTEL_EXPORTER_OTLP_TRACES_HEADERS")),
-      "content-type": this.serializer === JsonTraceSerializer ? "application/json" : "application/x-protobuf",
+      "content-type": this.json ? "application/json" : "application/x-protobuf",
     };
     this.timeoutMs = millis("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", millis("OTEL_EXPORTER_OTLP_TIMEOUT", 10000));
     this.gzip = (env("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION") ?? env("OTEL_EXPORTER_OTLP_COMPRESSION")) === "gzip";
@@ -125,7 +126,9 @@ class SpanSender implements SpanExporter {
   }
 
   private async send(spans: ReadableSpan[]): Promise<void> {
-    const bytes = this.serializer.serializeRequest(spans) as Uint8Array<ArrayBuffer> | undefined;
+    const bytes = this.json
+      ? JsonTraceSerializer.serializeRequest(spans) as Uint8Array<ArrayBuffer> | undefined
+      : serializeSpans(spans);
     if (!bytes) throw new Error("the spans could not be serialized");
     const body = this.gzip ? new Blob([bytes]).stream().pipeThrough(new CompressionStream("gzip")) : bytes;
     const response = await fetch(this.url, {

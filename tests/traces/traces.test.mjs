@@ -454,3 +454,25 @@ test("tracing off (no OTEL_*): answers as always, nothing exported", async () =>
   await mcpSpan(barrier, "tools/call list_projects");
   assert.deepEqual(received().filter((s) => s.trace_id === traceId), []);
 });
+
+test("every span of the edge's lies within its parent's time: twenty calls, each MCP span inside its HTTP span", async () => {
+  // The SDK anchors a span it times itself at Date.now(), whole milliseconds, while the MCP span
+  // and its phases are placed by the edge's monotonic clock: an HTTP span timed by the SDK could
+  // end up to a millisecond before the MCP span inside it. Twenty short calls make that visible.
+  const traces = [];
+  for (let i = 0; i < 20; i++) {
+    const traceId = hex(16);
+    traces.push(traceId);
+    const r = await call(PROTOBUF, toolCall(`w-${i}`, "list_projects", {}), {
+      traceparent: `00-${traceId}-${hex(8)}-01`,
+    });
+    assert.equal(r.status, 200, r.text);
+  }
+  for (const traceId of traces) {
+    const span = await mcpSpan(traceId, "tools/call list_projects");
+    const http = received().find((s) => s.span_id === span.parent_id);
+    assert.ok(http, `the HTTP span of trace ${traceId}`);
+    assert.ok(within(span, http), `MCP span ${span.start}..${span.end} within HTTP span ${http.start}..${http.end}`);
+    for (const phase of childrenOf(span)) assert.ok(within(phase, span), `${phase.name} within the MCP span`);
+  }
+});

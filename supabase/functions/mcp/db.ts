@@ -163,6 +163,12 @@ export type HttpResult = {
    * (ms since the epoch) when it sent the query, which they are anchored at. */
   spans?: { text: string; sentAt: number };
 };
+/** The edge's clock for span times, in ms since the epoch: the monotonic clock from the process's
+ * start. Every time in a span of the edge's comes from it (trace.ts): the SDK's own default
+ * anchors a span at `Date.now()`, whole milliseconds, so a span it timed could end up to a
+ * millisecond before the phases inside it. */
+export const clock = () => performance.timeOrigin + performance.now();
+
 /** `trace: true` (trace.ts) asks the database for the request's spans. */
 export type HttpRequest = { [k: string]: string | Record<string, string> | boolean | undefined };
 
@@ -211,7 +217,7 @@ export async function callHttp(
   // (a ~30 kB string per call that V8 copies around and promotes into the old heap).
   // Traced, a sixth column, `spans`; untraced, the query is the one it always was.
   const traced = rest.trace === true;
-  const sentAt = traced ? performance.timeOrigin + performance.now() : 0;
+  const sentAt = traced ? clock() : 0;
   const query = traced
     ? db`select status, headers, body, events, listen, spans
            from chumbo.http_parts(${JSON.stringify(rest)}, ${text})`.raw()

@@ -16,7 +16,7 @@ import {
   trace,
 } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
-import type { HttpRequest, HttpResult } from "./db.ts";
+import { clock, type HttpRequest, type HttpResult } from "./db.ts";
 import type { StreamWatch } from "./listen.ts";
 import { meter, tracer } from "./otel.ts";
 
@@ -78,6 +78,7 @@ export function begin(req: Request, route: string): Span {
     `POST ${route}`,
     {
       kind: SpanKind.SERVER,
+      startTime: clock(),
       attributes: { "http.request.method": "POST", "http.route": route, "url.path": route },
     },
     propagator.extract(ROOT_CONTEXT, req.headers, HEADERS),
@@ -91,7 +92,7 @@ export function end(http: Span, status: number): void {
     http.setAttribute("error.type", String(status));
     http.setStatus({ code: SpanStatusCode.ERROR });
   }
-  http.end();
+  http.end(clock());
 }
 
 /** The request as the database takes it when traced: it asks for the `spans` column, and carries

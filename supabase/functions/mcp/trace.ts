@@ -7,18 +7,24 @@
 // headers, tokens or rows. And the conventions' metrics: each message's duration, and each
 // subscriptions/listen stream's as a session.
 import {
+  type Attributes,
   type Context,
+  type Link,
   ROOT_CONTEXT,
+  SamplingDecision,
   type Span,
   type SpanContext,
   SpanKind,
+  type SpanStatus,
   SpanStatusCode,
   trace,
+  TraceFlags,
 } from "@opentelemetry/api";
-import { W3CTraceContextPropagator } from "@opentelemetry/core";
+import { hrTimeDuration, millisToHrTime, W3CTraceContextPropagator } from "@opentelemetry/core";
+import type { ReadableSpan } from "@opentelemetry/sdk-trace";
 import { clock, type HttpRequest, type HttpResult } from "./db.ts";
 import type { StreamWatch } from "./listen.ts";
-import { meter, tracer } from "./otel.ts";
+import { finished, meter, tracer } from "./otel.ts";
 
 export { flush } from "./otel.ts";
 /** The bucket boundaries the MCP conventions ask of their duration histograms, in seconds. */
@@ -63,9 +69,8 @@ type Spans = { total_us: number; spans: Phase[]; messages: Message[] };
 
 const TRACE_ID = /^[0-9a-f]{32}$/;
 const SPAN_ID = /^[0-9a-f]{16}$/;
-/** The options of every phase span, one object reused (startSpan reads them at once): a request's
- * spans are the edge's costliest part of tracing (docs/observability.md, "What it costs"). */
-const PHASE = { kind: SpanKind.INTERNAL, startTime: 0, attributes: { "db.system.name": "postgresql" } };
+/** Every phase span's attributes (one object: the exporter only reads them). */
+const PHASE: Attributes = { "db.system.name": "postgresql" };
 
 const propagator = new W3CTraceContextPropagator();
 const HEADERS = { get: (h: Headers, key: string) => h.get(key) ?? undefined, keys: (h: Headers) => [...h.keys()] };
@@ -127,43 +132,99 @@ export function exportSpans(result: HttpResult, http: Span): void {
       // Not sampled (the parent's flags: the edge's sampler for the HTTP span, or the caller's
       // `_meta.traceparent`): nothing of this message is recorded, and the database timed no phase.
       if (!m.spans || (m.trace_flags != null && (m.trace_flags & 1) === 0)) continue;
+      own ??= http.spanContext();
+      // The MCP span's parent: the client's span its `_meta.traceparent` named (the HTTP span is
+      // then linked), else the HTTP span. Sampled as the tracer would sample a span started there.
+      const remote = remoteParent(own, m);
+      const parent = remote ?? own;
+      const name = spanName(m);
+      const attrs = attributes(m, true);
+      const links = remote ? [{ context: own }] : [];
+      const sampling = finished.sampler.shouldSample(
+        remote ? trace.setSpanContext(ROOT_CONTEXT, remote) : (byHttp ??= trace.setSpan(ROOT_CONTEXT, http)),
+        parent.traceId,
+        name,
+        SpanKind.SERVER,
+        attrs,
+        links,
+      );
+      if (sampling.decision !== SamplingDecision.RECORD_AND_SAMPLED) continue;
+      Object.assign(attrs, sampling.attributes);
+      const mcp: SpanContext = {
+        traceId: parent.traceId,
+        spanId: finished.ids.generateSpanId(),
+        traceFlags: TraceFlags.SAMPLED,
+        traceState: sampling.traceState ?? parent.traceState,
+      };
       // The request's own phases (authenticate) go under the first message. The extension's clock
       // starts when it begins handling the call; the edge's timestamp of the moment it sent the
       // query is the closest anchor it has (network time goes before, not after).
       const before = i === 0 && requestPhases?.length ? requestPhases : undefined;
       let start = m.start_us, end = m.end_us;
-      if (before) { for (const c of before) if (c.start_us < start) start = c.start_us; }
-      own ??= http.spanContext();
-      const remote = remoteParent(own, m);
-      const span = tracer.startSpan(
-        spanName(m),
-        {
-          kind: SpanKind.SERVER,
-          startTime: sentAt + start / 1000,
-          attributes: attributes(m, true),
-          links: remote ? [{ context: own }] : undefined,
-        },
-        remote ? trace.setSpanContext(ROOT_CONTEXT, remote) : (byHttp ??= trace.setSpan(ROOT_CONTEXT, http)),
-      );
-      if (errorType(m.outcome) !== undefined) span.setStatus({ code: SpanStatusCode.ERROR });
-      const inside = trace.setSpan(ROOT_CONTEXT, span);
-      if (before) end = phases(before, sentAt, inside, end);
-      end = phases(m.spans, sentAt, inside, end);
-      span.end(sentAt + end / 1000);
+      if (before) {
+        for (const c of before) if (c.start_us < start) start = c.start_us;
+        end = phases(before, sentAt, mcp, end);
+      }
+      end = phases(m.spans, sentAt, mcp, end);
+      const status = errorType(m.outcome) === undefined ? UNSET : FAILED;
+      finished.export(record(name, SpanKind.SERVER, mcp, parent, sentAt, start, end, attrs, links, status));
     }
   } catch (e) {
     console.error("chumbo-edge: spans not exported:", (e as Error)?.message);
   }
 }
 
-/** The phases as children of `inside`; returns the latest end (the parent's end covers them). */
-function phases(list: Phase[], sentAt: number, inside: Context, end: number): number {
+const UNSET = { code: SpanStatusCode.UNSET };
+const FAILED = { code: SpanStatusCode.ERROR };
+const NONE: never[] = [];
+
+/** The phases as finished children of the MCP span `parent`; returns the latest end (the parent's
+ * end covers them). */
+function phases(list: Phase[], sentAt: number, parent: SpanContext, end: number): number {
   for (const c of list) {
-    PHASE.startTime = sentAt + c.start_us / 1000;
-    tracer.startSpan(`chumbo ${c.name}`, PHASE, inside).end(sentAt + c.end_us / 1000);
+    const own = { traceId: parent.traceId, spanId: finished.ids.generateSpanId(), traceFlags: TraceFlags.SAMPLED };
+    finished.export(
+      record(`chumbo ${c.name}`, SpanKind.INTERNAL, own, parent, sentAt, c.start_us, c.end_us, PHASE, NONE, UNSET),
+    );
     if (c.end_us > end) end = c.end_us;
   }
   return end;
+}
+
+/** A finished span, as the exporter reads it, from µs since `sentAt` (ms since the epoch). */
+function record(
+  name: string,
+  kind: SpanKind,
+  context: SpanContext,
+  parent: SpanContext,
+  sentAt: number,
+  startUs: number,
+  endUs: number,
+  attributes: Attributes,
+  links: Link[],
+  status: SpanStatus,
+): ReadableSpan {
+  const startTime = millisToHrTime(sentAt + startUs / 1000);
+  const endTime = millisToHrTime(sentAt + endUs / 1000);
+  return {
+    name,
+    kind,
+    spanContext: () => context,
+    parentSpanContext: parent,
+    startTime,
+    endTime,
+    duration: hrTimeDuration(startTime, endTime),
+    ended: true,
+    status,
+    attributes,
+    links,
+    events: NONE,
+    resource: finished.resource,
+    instrumentationScope: finished.scope,
+    droppedAttributesCount: 0,
+    droppedEventsCount: 0,
+    droppedLinksCount: 0,
+  };
 }
 
 /** A subscriptions/listen stream the database acknowledged, as the conventions' session: counted

@@ -26,6 +26,9 @@ pub struct TraceParent {
     pub parent_id: String,
     /// The trace flags (bit 0: sampled).
     pub flags: u8,
+    /// The `tracestate` sent with it (in the same place: the header with the header, `_meta` with
+    /// `_meta`), when that is valid ([trace_state]); the edge puts it on the spans it exports.
+    pub state: Option<String>,
 }
 
 fn lower_hex(s: &str, len: usize) -> bool {
@@ -68,30 +71,94 @@ pub fn parse(value: &str) -> Option<TraceParent> {
         trace_id: trace_id.to_string(),
         parent_id: parent_id.to_string(),
         flags: u8::from_str_radix(flags, 16).unwrap_or(0),
+        state: None,
     })
 }
 
+/// `tracestate` by the W3C rules (https://www.w3.org/TR/trace-context/#tracestate-header): at most
+/// 32 comma-separated `key=value` members (empty ones and the spaces and tabs around them
+/// allowed), no key twice, at most 512 characters. A key is `[a-z][a-z0-9_*/-]{0,255}` or
+/// `tenant@system` (`[a-z0-9][a-z0-9_*/-]{0,240}` @ `[a-z][a-z0-9_*/-]{0,13}`); a value is 1–256
+/// printable ASCII characters other than `,` and `=` (spaces at a member's ends belong to the list).
+/// Valid: its members,
+/// joined by `,`. Anything else is ignored as a whole, as the specification asks of a value that
+/// cannot be parsed: it is not passed on.
+pub fn trace_state(value: &str) -> Option<String> {
+    fn rest_ok(b: u8) -> bool {
+        b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'-' | b'*' | b'/')
+    }
+    fn key_ok(key: &str) -> bool {
+        let k = key.as_bytes();
+        match key.split_once('@') {
+            None => {
+                k.len() <= 256
+                    && k.first().is_some_and(u8::is_ascii_lowercase)
+                    && k.iter().all(|&b| rest_ok(b))
+            }
+            Some((tenant, system)) => {
+                let (t, y) = (tenant.as_bytes(), system.as_bytes());
+                (1..=241).contains(&t.len())
+                    && t[0].is_ascii_alphanumeric()
+                    && !t[0].is_ascii_uppercase()
+                    && t.iter().all(|&b| rest_ok(b))
+                    && (1..=14).contains(&y.len())
+                    && y[0].is_ascii_lowercase()
+                    && y.iter().all(|&b| rest_ok(b))
+            }
+        }
+    }
+    fn value_ok(value: &str) -> bool {
+        let v = value.as_bytes();
+        (1..=256).contains(&v.len())
+            && v.iter()
+                .all(|&b| (0x20..=0x7e).contains(&b) && b != b',' && b != b'=')
+    }
+    if value.len() > 512 {
+        return None;
+    }
+    let mut members: Vec<&str> = vec![];
+    let mut keys = std::collections::HashSet::new();
+    for member in value.split(',') {
+        let member = member.trim_matches([' ', '\t']);
+        if member.is_empty() {
+            continue;
+        }
+        let (key, val) = member.split_once('=')?;
+        if !key_ok(key) || !value_ok(val) || !keys.insert(key) {
+            return None;
+        }
+        members.push(member);
+    }
+    (!members.is_empty() && members.len() <= 32).then(|| members.join(","))
+}
+
 /// The trace parent of one message: its `params._meta.traceparent` when that is valid, else the
-/// request's `traceparent` header when that is valid.
+/// request's `traceparent` header when that is valid; each with the `tracestate` beside it.
 pub fn of_message(
     params: &Map<String, Value>,
     headers: Option<&Map<String, Value>>,
 ) -> Option<TraceParent> {
-    let from_meta = params
+    params
         .get("_meta")
-        .and_then(|m| m.get("traceparent"))
-        .and_then(Value::as_str)
-        .and_then(parse);
-    from_meta.or_else(|| of_headers(headers?))
+        .and_then(Value::as_object)
+        .and_then(with_state)
+        .or_else(|| of_headers(headers?))
 }
 
 /// The request's `traceparent` header, when it is valid (a header sent twice arrives joined by a
-/// comma, and is not).
+/// comma, and is not), with its `tracestate` header.
 pub fn of_headers(headers: &Map<String, Value>) -> Option<TraceParent> {
-    headers
-        .get("traceparent")
+    with_state(headers)
+}
+
+/// `traceparent` and `tracestate` of one place (the headers, or a message's `_meta`).
+fn with_state(place: &Map<String, Value>) -> Option<TraceParent> {
+    let mut parent = parse(place.get("traceparent")?.as_str()?)?;
+    parent.state = place
+        .get("tracestate")
         .and_then(Value::as_str)
-        .and_then(parse)
+        .and_then(trace_state);
+    Some(parent)
 }
 
 /// One timed phase, in microseconds since the request began.
@@ -112,6 +179,8 @@ pub struct MessageFacts<'a> {
     pub parent_id: Option<&'a str>,
     /// The parent's trace flags (bit 0: sampled), with the parent.
     pub trace_flags: Option<u8>,
+    /// The parent's valid `tracestate`, with the parent.
+    pub trace_state: Option<&'a str>,
     /// The audit row's outcome class (`ok`, `tool_error`, `error -32602`, `internal`, …).
     pub outcome: &'a str,
 }
@@ -128,6 +197,8 @@ struct Message {
     trace_id: String,
     parent_id: Option<String>,
     trace_flags: Option<u8>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    trace_state: Option<String>,
     outcome: String,
     start_us: u64,
     end_us: u64,
@@ -261,6 +332,7 @@ pub fn message_ends(facts: MessageFacts) {
                 trace_id: facts.trace_id.to_owned(),
                 parent_id: facts.parent_id.map(str::to_owned),
                 trace_flags: facts.trace_flags,
+                trace_state: facts.trace_state.map(str::to_owned),
                 outcome: facts.outcome.to_owned(),
                 start_us,
                 end_us,
@@ -347,6 +419,7 @@ mod tests {
             trace_id: "4bf92f3577b34da6a3ce929d0e0e4736",
             parent_id: None,
             trace_flags: None,
+            trace_state: None,
             outcome: "ok",
         });
         let got: Value = serde_json::from_str(&take_spans().unwrap()).unwrap();
@@ -375,6 +448,7 @@ mod tests {
             trace_id: "4bf92f3577b34da6a3ce929d0e0e4736",
             parent_id: Some("00f067aa0ba902b7"),
             trace_flags: Some(0),
+            trace_state: None,
             outcome: "ok",
         });
         let got: Value = serde_json::from_str(&take_spans().unwrap()).unwrap();
@@ -396,5 +470,79 @@ mod tests {
         let t = of_message(bad_meta.as_object().unwrap(), headers).unwrap();
         assert_eq!(t.trace_id, "4bf92f3577b34da6a3ce929d0e0e4736");
         assert_eq!(of_message(&Map::new(), None), None);
+    }
+
+    #[test]
+    fn a_tracestate_comes_with_its_own_traceparent() {
+        let other = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+        let headers = json!({"traceparent": GOOD, "tracestate": "edge=1"});
+        let headers = headers.as_object();
+        assert_eq!(
+            of_message(&Map::new(), headers).unwrap().state.as_deref(),
+            Some("edge=1")
+        );
+        // _meta's traceparent wins, and brings _meta's tracestate, never the header's
+        let meta = json!({"_meta": {"traceparent": other, "tracestate": " rojo=00f067aa0ba902b7 ,, congo=t61rcWkgMzE"}});
+        let t = of_message(meta.as_object().unwrap(), headers).unwrap();
+        assert_eq!(
+            t.state.as_deref(),
+            Some("rojo=00f067aa0ba902b7,congo=t61rcWkgMzE")
+        );
+        let without = json!({"_meta": {"traceparent": other}});
+        assert_eq!(
+            of_message(without.as_object().unwrap(), headers)
+                .unwrap()
+                .state,
+            None
+        );
+        // a tracestate without a valid traceparent beside it goes nowhere
+        let lone = json!({"_meta": {"traceparent": "junk", "tracestate": "a=b"}});
+        assert_eq!(of_message(lone.as_object().unwrap(), None), None);
+    }
+
+    #[test]
+    fn tracestate_by_the_w3c_rules() {
+        let good = [
+            ("a=b", "a=b"),
+            ("vendor@system=x y", "vendor@system=x y"),
+            ("0tenant@sys=1", "0tenant@sys=1"),
+            ("k_*/-9=~!\"#", "k_*/-9=~!\"#"),
+            ("\ta=1 ,\tb=2", "a=1,b=2"),
+        ];
+        for (input, kept) in good {
+            assert_eq!(trace_state(input).as_deref(), Some(kept), "{input}");
+        }
+        let many = (0..32)
+            .map(|i| format!("k{i}=v"))
+            .collect::<Vec<_>>()
+            .join(",");
+        assert!(trace_state(&many).is_some());
+        let bad = [
+            String::new(),
+            " , ".into(),
+            "A=b".into(),                     // uppercase key
+            "1a=b".into(),                    // a simple key starts with a letter
+            "a=".into(),                      // empty value
+            "a=b=c".into(),                   // '=' in the value
+            "a=b ".into(),                    // nothing after it, but "a=b " trims; see next
+            "a=b\u{7f}".into(),               // not printable
+            "a=é".into(),                     // not ASCII
+            "a=1,a=2".into(),                 // a key twice
+            "a".into(),                       // no '='
+            "t@=1".into(),                    // empty system
+            "t@Sys=1".into(),                 // uppercase system
+            format!("{many},k32=v"),          // 33 members
+            format!("a={}", "v".repeat(257)), // value too long
+            format!("{}=v", "k".repeat(257)), // key too long
+            format!("a={},b=1", "v".repeat(250)) + &",c=".repeat(1) + &"w".repeat(256), // over 512
+        ];
+        for b in &bad[..6] {
+            assert_eq!(trace_state(b), None, "{b:?}");
+        }
+        // a member's trailing space is OWS around the list's comma, not part of the value
+        assert_eq!(trace_state(&bad[6]).as_deref(), Some("a=b"));
+        for b in &bad[7..] {
+            assert_eq!(trace_state(b), None, "{b:?}");
+        }
     }
 }

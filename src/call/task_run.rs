@@ -232,6 +232,7 @@ fn run_as(registry: &Registry, caller: &Caller, claimed: &Claimed) -> Option<Set
         trace_id: plan.trace_id.clone(),
         parent_id: "0000000000000001".into(),
         flags: 0,
+        state: None,
     };
     let scope = RequestScope::enter(
         caller.principal.clone(),

@@ -5,6 +5,7 @@ application/x-protobuf and application/json (OTLP/JSON: ids in hex, not protobuf
     receiver.py PORT OUT.jsonl
 
 Each span becomes one JSON line in OUT: name, trace_id, span_id, parent_id (hex, "" for none),
+trace_state,
 kind and status (the enum names), start and end (ns since the epoch), attributes (plain values),
 links, the resource's service.name, the instrumentation scope and the encoding it came in.
 Each histogram or sum data point becomes one JSON line in OUT.metrics.jsonl: the metric's name,
@@ -95,6 +96,7 @@ def rows(request, encoding, transport):
                     "trace_id": s.trace_id.hex(),
                     "span_id": s.span_id.hex(),
                     "parent_id": s.parent_span_id.hex(),
+                    "trace_state": s.trace_state,
                     "kind": Span.SpanKind.Name(s.kind),
                     "status": Status.StatusCode.Name(s.status.code),
                     "status_message": s.status.message,

@@ -476,3 +476,46 @@ test("every span of the edge's lies within its parent's time: twenty calls, each
     for (const phase of childrenOf(span)) assert.ok(within(phase, span), `${phase.name} within the MCP span`);
   }
 });
+
+test("tracestate: the header's on the HTTP span and what is under it; _meta's with _meta's traceparent; an invalid one dropped", async () => {
+  // Header only: the HTTP span takes it (the W3C propagator), the MCP span and phases inherit it.
+  const [traceId, clientSpan] = [hex(16), hex(8)];
+  const r = await call(PROTOBUF, toolCall("s-1", "list_projects", {}), {
+    traceparent: `00-${traceId}-${clientSpan}-01`,
+    tracestate: "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7",
+  });
+  assert.equal(r.status, 200, r.text);
+  const span = await mcpSpan(traceId, "tools/call list_projects");
+  const http = received().find((s) => s.span_id === span.parent_id);
+  for (const s of [http, span, ...childrenOf(span)]) {
+    assert.equal(s.trace_state, "congo=t61rcWkgMzE,rojo=00f067aa0ba902b7", s.name);
+  }
+
+  // _meta's traceparent wins for the message, with _meta's tracestate (never the header's).
+  const [metaTrace, metaSpan] = [hex(16), hex(8)];
+  const headerTrace = hex(16);
+  const m = await call(
+    PROTOBUF,
+    toolCall("s-2", "list_projects", {}, { traceparent: `00-${metaTrace}-${metaSpan}-01`, tracestate: "vendor=meta1" }),
+    { traceparent: `00-${headerTrace}-${hex(8)}-01`, tracestate: "edge=header" },
+  );
+  assert.equal(m.status, 200, m.text);
+  const metaMcp = await mcpSpan(metaTrace, "tools/call list_projects");
+  assert.equal(metaMcp.parent_id, metaSpan);
+  for (const s of [metaMcp, ...childrenOf(metaMcp)]) assert.equal(s.trace_state, "vendor=meta1", s.name);
+  const headerHttp = received().find((s) => s.span_id === metaMcp.links[0].span_id);
+  assert.equal(headerHttp.trace_state, "edge=header");
+
+  // Invalid (an uppercase key, a key twice): ignored as a whole; the traceparent still counts.
+  for (const [id, bad] of [["s-3", "Vendor=x"], ["s-4", "a=1,a=2"]]) {
+    const [t, p] = [hex(16), hex(8)];
+    const b = await call(
+      PROTOBUF,
+      toolCall(id, "list_projects", {}, { traceparent: `00-${t}-${p}-01`, tracestate: bad }),
+    );
+    assert.equal(b.status, 200, b.text);
+    const badMcp = await mcpSpan(t, "tools/call list_projects");
+    assert.equal(badMcp.parent_id, p);
+    for (const s of [badMcp, ...childrenOf(badMcp)]) assert.equal(s.trace_state, "", `${bad}: ${s.name}`);
+  }
+});

@@ -9,6 +9,7 @@
 import {
   type Attributes,
   type Context,
+  createTraceState,
   type Link,
   ROOT_CONTEXT,
   SamplingDecision,
@@ -62,6 +63,7 @@ type Message = Phase & {
   trace_id: string;
   parent_id?: string | null;
   trace_flags?: number | null; // the parent's, from its traceparent (bit 0: sampled)
+  trace_state?: string; // the parent's tracestate, when it came with one the database found valid
   outcome: string;
   spans?: Phase[]; // absent when the message's trace is not sampled
 };
@@ -182,7 +184,12 @@ const NONE: never[] = [];
  * end covers them). */
 function phases(list: Phase[], sentAt: number, parent: SpanContext, end: number): number {
   for (const c of list) {
-    const own = { traceId: parent.traceId, spanId: finished.ids.generateSpanId(), traceFlags: TraceFlags.SAMPLED };
+    const own = {
+      traceId: parent.traceId,
+      spanId: finished.ids.generateSpanId(),
+      traceFlags: TraceFlags.SAMPLED,
+      traceState: parent.traceState, // a child carries its parent's, as a span the tracer starts
+    };
     finished.export(
       record(`chumbo ${c.name}`, SpanKind.INTERNAL, own, parent, sentAt, c.start_us, c.end_us, PHASE, NONE, UNSET),
     );
@@ -285,5 +292,11 @@ function attributes(m: Message, perRequest: boolean): Record<string, string> {
 function remoteParent(own: SpanContext, m: Message): SpanContext | undefined {
   if (!TRACE_ID.test(m.trace_id) || !m.parent_id || !SPAN_ID.test(m.parent_id)) return undefined;
   if (own.traceId === m.trace_id && own.spanId === m.parent_id) return undefined;
-  return { traceId: m.trace_id, spanId: m.parent_id, traceFlags: m.trace_flags ?? 1, isRemote: true };
+  return {
+    traceId: m.trace_id,
+    spanId: m.parent_id,
+    traceFlags: m.trace_flags ?? 1,
+    isRemote: true,
+    traceState: m.trace_state ? createTraceState(m.trace_state) : undefined,
+  };
 }

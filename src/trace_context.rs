@@ -76,13 +76,11 @@ pub fn parse(value: &str) -> Option<TraceParent> {
 }
 
 /// `tracestate` by the W3C rules (https://www.w3.org/TR/trace-context/#tracestate-header): at most
-/// 32 comma-separated `key=value` members (empty ones and the spaces and tabs around them
+/// 32 comma-separated `key=value` members (empty ones, and spaces and tabs around a member, are
 /// allowed), no key twice, at most 512 characters. A key is `[a-z][a-z0-9_*/-]{0,255}` or
 /// `tenant@system` (`[a-z0-9][a-z0-9_*/-]{0,240}` @ `[a-z][a-z0-9_*/-]{0,13}`); a value is 1–256
-/// printable ASCII characters other than `,` and `=` (spaces at a member's ends belong to the list).
-/// Valid: its members,
-/// joined by `,`. Anything else is ignored as a whole, as the specification asks of a value that
-/// cannot be parsed: it is not passed on.
+/// printable ASCII characters other than `,` and `=`. Valid: its members joined by `,`. Anything
+/// else is dropped as a whole, as the specification asks of a value that cannot be parsed.
 pub fn trace_state(value: &str) -> Option<String> {
     fn rest_ok(b: u8) -> bool {
         b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'_' | b'-' | b'*' | b'/')
@@ -98,8 +96,7 @@ pub fn trace_state(value: &str) -> Option<String> {
             Some((tenant, system)) => {
                 let (t, y) = (tenant.as_bytes(), system.as_bytes());
                 (1..=241).contains(&t.len())
-                    && t[0].is_ascii_alphanumeric()
-                    && !t[0].is_ascii_uppercase()
+                    && (t[0].is_ascii_lowercase() || t[0].is_ascii_digit())
                     && t.iter().all(|&b| rest_ok(b))
                     && (1..=14).contains(&y.len())
                     && y[0].is_ascii_lowercase()
@@ -117,14 +114,16 @@ pub fn trace_state(value: &str) -> Option<String> {
         return None;
     }
     let mut members: Vec<&str> = vec![];
-    let mut keys = std::collections::HashSet::new();
     for member in value.split(',') {
         let member = member.trim_matches([' ', '\t']);
         if member.is_empty() {
             continue;
         }
         let (key, val) = member.split_once('=')?;
-        if !key_ok(key) || !value_ok(val) || !keys.insert(key) {
+        let again = members
+            .iter()
+            .any(|m| m.split_once('=').is_some_and(|(k, _)| k == key));
+        if !key_ok(key) || !value_ok(val) || again {
             return None;
         }
         members.push(member);

@@ -140,13 +140,10 @@ fn process_message(
     };
     let state_key = registry.keys.get("state").cloned().unwrap_or_default();
     let trace_parent = crate::trace_context::of_message(&params, headers);
-    let parent = trace_parent
-        .as_ref()
-        .map(|t| (t.parent_id.clone(), t.flags, t.state.clone()));
+    // Its own copy: the request scope takes the original; the message's facts name the parent.
+    let parent = trace_parent.clone();
     // Sampled unless the parent says otherwise (flags bit 0), as the W3C flag asks.
-    crate::trace_context::message_begins(
-        parent.as_ref().is_none_or(|(_, flags, _)| flags & 1 == 1),
-    );
+    crate::trace_context::message_begins(parent.as_ref().is_none_or(|p| p.flags & 1 == 1));
     let scope = RequestScope::enter(
         caller.principal.clone(),
         state_key,
@@ -250,9 +247,9 @@ fn process_message(
         request_id: &id,
         protocol_version: era.version(),
         trace_id: &trace,
-        parent_id: parent.as_ref().map(|(id, _, _)| id.as_str()),
-        trace_flags: parent.as_ref().map(|(_, flags, _)| *flags),
-        trace_state: parent.as_ref().and_then(|(_, _, state)| state.as_deref()),
+        parent_id: parent.as_ref().map(|p| p.parent_id.as_str()),
+        trace_flags: parent.as_ref().map(|p| p.flags),
+        trace_state: parent.as_ref().and_then(|p| p.state.as_deref()),
         outcome: &class,
     });
     // The audit insert used a sequence: lastval() must not tell the next caller anything.

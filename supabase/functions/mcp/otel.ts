@@ -86,7 +86,8 @@ function sampler(): Sampler {
 }
 
 /** The span exporter: OTLP/JSON by the official serializer (otlp-transformer), protobuf by
- * otlp-proto.ts (the official one's bytes, at a fraction of its cost in Deno), POSTed with `fetch`. The OTLP trace exporter packages send through Node's `http` module, which under Deno's
+ * otlp-proto.ts (the official one's bytes, at a fraction of its cost in Deno), POSTed with
+ * `fetch`. The OTLP trace exporter packages send through Node's `http` module, which under Deno's
  * Node compatibility layer cost ~50 µs of the edge's CPU per traced request (a batch of 512 spans
  * streamed chunk by chunk), more than all of tracing's budget (bench/analysis.md, issue 30).
  * Configured as the OTLP exporter specification says: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it is,

@@ -10,7 +10,8 @@
 #   CHUMBO_EDGE_ID            name of the pid/log files (default edge -> .chumbo/edge.pid, .chumbo/edge.log),
 #                             so tests can run a second edge next to the dev one
 #   CHUMBO_EDGE_V8_FLAGS      V8 flags for the edge (default below: a young generation large enough
-#                             that a call's short-lived objects die young; see bench/analysis.md).
+#                             that a call's short-lived objects die young, and an old generation
+#                             whose first collection waits for 128 MB; see bench/analysis.md).
 #                             The Supabase runtime does not take V8 flags: there it runs with its own.
 #   CHUMBO_PUBLIC_URL, CHUMBO_AUTHORIZATION_SERVERS, CHUMBO_ALLOWED_*, CHUMBO_DB_*, ...: passed through
 #                             (see the header of supabase/functions/mcp/index.ts)
@@ -38,7 +39,10 @@ if [[ -z "${CHUMBO_AUTHORIZATION_SERVERS:-}" && -z "${SUPABASE_URL:-}" ]]; then
   export CHUMBO_AUTHORIZATION_SERVERS="${CHUMBO_DEV_ISSUER:-https://chumbo-dev-issuer.invalid}"
 fi
 
-EDGE_V8_FLAGS="--max-semi-space-size=32"
+# --initial-old-space-size: each answer's socket chunks and response copy are ArrayBuffers outside
+# V8's heap (~40 kB a request); with the default limits they start a full mark-compact every ~500
+# requests, whose pauses made the edge's p99 (bench/analysis.md, issue 32, session 21).
+EDGE_V8_FLAGS="--max-semi-space-size=32,--initial-old-space-size=128"
 
 stop() {
   if [[ -f "$PIDFILE" ]]; then

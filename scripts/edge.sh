@@ -11,7 +11,7 @@
 #                             so tests can run a second edge next to the dev one
 #   CHUMBO_EDGE_V8_FLAGS      V8 flags for the edge (default below: a young generation large enough
 #                             that a call's short-lived objects die young, and an old generation
-#                             whose first collection waits for 128 MB; see bench/analysis.md).
+#                             that starts at 128 MB; see bench/analysis.md).
 #                             The Supabase runtime does not take V8 flags: there it runs with its own.
 #   CHUMBO_PUBLIC_URL, CHUMBO_AUTHORIZATION_SERVERS, CHUMBO_ALLOWED_*, CHUMBO_DB_*, ...: passed through
 #                             (see the header of supabase/functions/mcp/index.ts)

@@ -111,7 +111,7 @@ import {
   rpcError,
 } from "./http.ts";
 import { ensureListening, hints, isListen, listenStream } from "./listen.ts";
-import type { Span } from "@opentelemetry/api";
+import type { HttpSpan } from "./trace.ts";
 
 // The consent page is loaded only when turned on; if it cannot be (configuration, a runtime
 // without text imports), its URLs answer 503 and the MCP endpoint is unaffected.
@@ -188,7 +188,7 @@ async function post(
   path: string,
   origin: string | null,
   info?: Deno.ServeHandlerInfo,
-  http?: Span,
+  http?: HttpSpan,
 ): Promise<Response> {
   const body = await readBody(req);
   if (body === "too large") return rpcError(413, `Request body larger than ${MAX_BODY} bytes`);

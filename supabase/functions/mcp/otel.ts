@@ -1,8 +1,9 @@
-// The OpenTelemetry SDK as the standard OTEL_* variables configure it (docs/observability.md),
-// loaded only when tracing is on (config.ts, TRACING). The official JS SDK runs
-// in the edge's own thread: a span is an object appended to the batch processor's queue, and a
-// batch leaves over OTLP/HTTP every OTEL_BSP_SCHEDULE_DELAY ms (or at OTEL_BSP_MAX_EXPORT_BATCH_SIZE
-// spans), so neither a slow nor a missing receiver holds up an answer. Deno's built-in
+// OpenTelemetry as the standard OTEL_* variables configure it (docs/observability.md), loaded only
+// when tracing is on (config.ts, TRACING). It runs in the edge's own thread: a finished span is a
+// record appended to a queue (SpanExport), and a batch leaves over OTLP/HTTP every
+// OTEL_BSP_SCHEDULE_DELAY ms (or at OTEL_BSP_MAX_EXPORT_BATCH_SIZE spans), so neither a slow nor a
+// missing receiver holds up an answer. The SDK gives the sampler, the ids, the resource and the
+// metrics (its MeterProvider and OTLP metric exporters). Deno's built-in
 // OpenTelemetry (OTEL_DENO) is not used: it exports from a thread of its own, which each ended
 // span wakes, and it adds an HTTP span of its own to every request; both cost more than the
 // whole budget for tracing (bench/analysis.md, issue 30).
@@ -11,9 +12,9 @@
 // chumbo-edge), OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG, OTEL_BSP_*,
 // OTEL_METRIC_EXPORT_INTERVAL / _TIMEOUT, OTEL_TRACES_EXPORTER / OTEL_METRICS_EXPORTER (otlp or
 // none), OTEL_EXPORTER_OTLP_[TRACES_|METRICS_]PROTOCOL (http/protobuf, the default, or http/json),
-// and for traces the endpoint, headers, timeout and compression (SpanSender below); the metric
+// and for traces the endpoint, headers, timeout and compression (SpanExport below); the metric
 // exporters read their own. (OTEL_SDK_DISABLED is config.ts's.)
-import type { Meter, Tracer } from "@opentelemetry/api";
+import type { Meter } from "@opentelemetry/api";
 import { getNumberFromEnv, getStringFromEnv } from "@opentelemetry/core";
 import {
   detectResources,
@@ -24,18 +25,14 @@ import {
 import {
   AlwaysOffSampler,
   AlwaysOnSampler,
-  BatchSpanProcessor,
   ParentBasedSampler,
   RandomIdGenerator,
   type Sampler,
   TraceIdRatioBasedSampler,
-  TracerProvider,
 } from "@opentelemetry/sdk-trace";
 import { MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
-import { type ExportResult, ExportResultCode } from "@opentelemetry/core";
-import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace";
 import { JsonTraceSerializer } from "@opentelemetry/otlp-transformer";
-import { serializeSpans } from "./otlp-proto.ts";
+import { encodeSpans, type Origin, readable, type SpanRecord } from "./otlp-proto.ts";
 import { OTLPMetricExporter as ProtobufMetrics } from "@opentelemetry/exporter-metrics-otlp-proto";
 import { OTLPMetricExporter as JsonMetrics } from "@opentelemetry/exporter-metrics-otlp-http";
 
@@ -46,8 +43,8 @@ const resource = resourceFromAttributes({ "service.name": SCOPE }).merge(
   detectResources({ detectors: [resourceAttributesEnvDetector, serviceNameEnvDetector] }),
 );
 
-/** A positive number of milliseconds from the environment, else the default. */
-const millis = (name: string, otherwise: number) => {
+/** A positive number (milliseconds, a size) from the environment, else the default. */
+const positive = (name: string, otherwise: number) => {
   const n = getNumberFromEnv(name);
   return n !== undefined && n > 0 ? n : otherwise;
 };
@@ -85,52 +82,114 @@ function sampler(): Sampler {
   }
 }
 
-/** The span exporter: OTLP/JSON by the official serializer (otlp-transformer), protobuf by
- * otlp-proto.ts (the official one's bytes, at a fraction of its cost in Deno), POSTed with
- * `fetch`. The OTLP trace exporter packages send through Node's `http` module, which under Deno's
- * Node compatibility layer cost ~50 µs of the edge's CPU per traced request (a batch of 512 spans
- * streamed chunk by chunk), more than all of tracing's budget (bench/analysis.md, issue 30).
- * Configured as the OTLP exporter specification says: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it is,
- * else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces; headers, timeout (default 10 s) and compression
- * (gzip or none), the signal's variable before the general one. A failed export is dropped (the
- * batch processor moves on) and logged, at most once a minute: tracing never holds up an answer. */
-class SpanSender implements SpanExporter {
+/** The spans' way out: a queue of finished records, sent in batches as the SDK's batch span
+ * processor sends them (OTEL_BSP_*: a batch leaves every OTEL_BSP_SCHEDULE_DELAY ms, default 5000,
+ * or as soon as OTEL_BSP_MAX_EXPORT_BATCH_SIZE spans, default 512, are waiting; at most
+ * OTEL_BSP_MAX_QUEUE_SIZE, default 2048, wait, and the rest are dropped; one export at a time), as
+ * OTLP/HTTP: protobuf by otlp-proto.ts (the official serializer's bytes, at a fraction of its cost
+ * in Deno), JSON by the official serializer, POSTed with `fetch`. Neither the SDK's tracer nor its
+ * batch processor is used: the edge's spans are records it fills itself (trace.ts), which cost a
+ * fraction of an SDK span each, and the OTLP trace exporter packages send through Node's `http`
+ * module, which under Deno's Node compatibility layer cost ~50 µs of the edge's CPU per traced
+ * request (bench/analysis.md, issue 30). Configured as the OTLP exporter specification says:
+ * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it is, else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces;
+ * headers, timeout (default 10 s, and at most OTEL_BSP_EXPORT_TIMEOUT, default 30 s) and
+ * compression (gzip or none), the signal's variable before the general one. A failed export is
+ * dropped (the queue moves on) and logged, at most once a minute: tracing never holds up an answer. */
+class SpanExport {
   private readonly url: string;
   private readonly headers: Record<string, string>;
   private readonly timeoutMs: number;
   private readonly gzip: boolean;
   private readonly json = protocol("TRACES") === "http/json";
+  private readonly delayMs = positive("OTEL_BSP_SCHEDULE_DELAY", 5000);
+  private readonly maxQueue = positive("OTEL_BSP_MAX_QUEUE_SIZE", 2048);
+  // The processor specification: a batch larger than the queue is the queue.
+  private readonly maxBatch = Math.min(positive("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512), this.maxQueue);
+  private queue: SpanRecord[] = [];
+  private timer?: ReturnType<typeof setTimeout>;
+  private exporting?: Promise<void>;
+  private dropped = 0;
   private loggedAt = -Infinity;
 
-  constructor() {
+  constructor(private readonly origin: Origin) {
     this.url = endpoint("TRACES")!;
     this.headers = {
       ...headerList(env("OTEL_EXPORTER_OTLP_HEADERS")),
       ...headerList(env("OTEL_EXPORTER_OTLP_TRACES_HEADERS")),
       "content-type": this.json ? "application/json" : "application/x-protobuf",
     };
-    this.timeoutMs = millis("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", millis("OTEL_EXPORTER_OTLP_TIMEOUT", 10000));
+    this.timeoutMs = Math.min(
+      positive("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", positive("OTEL_EXPORTER_OTLP_TIMEOUT", 10000)),
+      positive("OTEL_BSP_EXPORT_TIMEOUT", 30000),
+    );
     this.gzip = (env("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION") ?? env("OTEL_EXPORTER_OTLP_COMPRESSION")) === "gzip";
     if (this.gzip) this.headers["content-encoding"] = "gzip";
   }
 
-  export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
-    this.send(spans).then(
-      () => done({ code: ExportResultCode.SUCCESS }),
-      (error: Error) => {
-        if (performance.now() - this.loggedAt > 60_000) {
-          this.loggedAt = performance.now();
-          console.error(`chumbo-edge: spans not exported to ${this.url}: ${error.message}`);
-        }
-        done({ code: ExportResultCode.FAILED, error });
-      },
-    );
+  /** Queues a finished, sampled span. */
+  add(span: SpanRecord): void {
+    if (this.queue.length >= this.maxQueue) {
+      this.dropped++;
+      return;
+    }
+    this.queue.push(span);
+    if (this.exporting) return; // the export in flight sends the next batch when it ends
+    if (this.queue.length >= this.maxBatch) this.next();
+    else this.wait();
   }
 
-  private async send(spans: ReadableSpan[]): Promise<void> {
+  /** The next batch leaves in OTEL_BSP_SCHEDULE_DELAY ms, if no earlier. */
+  private wait(): void {
+    if (this.timer !== undefined) return;
+    const timer = setTimeout(() => this.next(), this.delayMs);
+    Deno.unrefTimer(timer); // a batch waiting does not keep the edge running
+    this.timer = timer;
+  }
+
+  /** Sends the next batch; when it is done, the one after it if it is full, else waits again. */
+  private next(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.queue.length === 0) return;
+    const batch = this.queue.length <= this.maxBatch ? this.queue : this.queue.slice(0, this.maxBatch);
+    this.queue = batch === this.queue ? [] : this.queue.slice(this.maxBatch);
+    const sent = this.send(batch).catch((e: Error) => {
+      this.complain(`spans not exported to ${this.url}: ${e.message}`);
+    });
+    this.exporting = sent.finally(() => {
+      this.exporting = undefined;
+      if (this.queue.length >= this.maxBatch) this.next();
+      else if (this.queue.length > 0) this.wait();
+    });
+    if (
+      this.dropped > 0 && this.complain(`${this.dropped} spans dropped: the queue was full (OTEL_BSP_MAX_QUEUE_SIZE)`)
+    ) {
+      this.dropped = 0;
+    }
+  }
+
+  /** Everything queued, sent now (the edge is stopping). */
+  async flush(): Promise<void> {
+    while (this.exporting || this.queue.length > 0) {
+      if (!this.exporting) this.next();
+      await this.exporting;
+    }
+  }
+
+  /** Logs `message`, unless something was logged less than a minute ago; whether it was. */
+  private complain(message: string): boolean {
+    if (performance.now() - this.loggedAt < 60_000) return false;
+    this.loggedAt = performance.now();
+    console.error(`chumbo-edge: ${message}`);
+    return true;
+  }
+  private async send(spans: SpanRecord[]): Promise<void> {
     const bytes = this.json
-      ? JsonTraceSerializer.serializeRequest(spans) as Uint8Array<ArrayBuffer> | undefined
-      : serializeSpans(spans);
+      ? JsonTraceSerializer.serializeRequest(spans.map((s) => readable(s, this.origin))) as
+        | Uint8Array<ArrayBuffer>
+        | undefined
+      : encodeSpans(spans, this.origin);
     if (!bytes) throw new Error("the spans could not be serialized");
     const body = this.gzip ? new Blob([bytes]).stream().pipeThrough(new CompressionStream("gzip")) : bytes;
     const response = await fetch(this.url, {
@@ -141,10 +200,6 @@ class SpanSender implements SpanExporter {
     });
     await response.body?.cancel();
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
-  }
-
-  shutdown(): Promise<void> {
-    return Promise.resolve();
   }
 }
 
@@ -175,40 +230,21 @@ function endpoint(signal: "TRACES" | "METRICS"): string | undefined {
 const exporting = (signal: "TRACES" | "METRICS") =>
   endpoint(signal) !== undefined && (env(`OTEL_${signal}_EXPORTER`) ?? "otlp") !== "none";
 
-const traceSampler = sampler();
-const spanProcessor = exporting("TRACES")
-  ? new BatchSpanProcessor({
-    exporter: new SpanSender(),
-    scheduledDelayMillis: getNumberFromEnv("OTEL_BSP_SCHEDULE_DELAY"),
-    maxQueueSize: getNumberFromEnv("OTEL_BSP_MAX_QUEUE_SIZE"),
-    maxExportBatchSize: getNumberFromEnv("OTEL_BSP_MAX_EXPORT_BATCH_SIZE"),
-    exportTimeoutMillis: getNumberFromEnv("OTEL_BSP_EXPORT_TIMEOUT"),
-  })
-  : undefined;
+const origin: Origin = { resource, scope: { name: SCOPE } };
+const spanExport = exporting("TRACES") ? new SpanExport(origin) : undefined;
 
-const tracerProvider = new TracerProvider({
-  resource,
-  sampler: traceSampler,
-  spanProcessors: spanProcessor ? [spanProcessor] : [],
-});
-
-/** Spans that were timed elsewhere and are finished when the edge learns of them: the database's
- * (trace.ts). They are not started and ended through the tracer, which would make a live SDK span
- * of each (~1.2 µs in Deno against ~0.2 µs for the finished record, bench/analysis.md, issue 30);
- * they are sampled by the same sampler, get ids from the same kind of generator, and join the same
- * batch as the tracer's spans, with the same resource. */
-export const finished = {
-  resource,
-  scope: { name: SCOPE },
-  sampler: traceSampler,
+/** What trace.ts makes spans with: the sampler OTEL_TRACES_SAMPLER names, the SDK's id generator,
+ * and the queue of spans to export (none when traces are not exported: then nothing is queued). */
+export const spans = {
+  sampler: sampler(),
   ids: new RandomIdGenerator(),
-  /** Queues a finished span for export (it is exported only when its trace flags say sampled). */
-  export(span: ReadableSpan): void {
-    spanProcessor?.onEnd(span);
+  /** Queues a finished span for export; a span whose trace flags say not sampled is never given. */
+  export(span: SpanRecord): void {
+    spanExport?.add(span);
   },
 };
 
-const interval = millis("OTEL_METRIC_EXPORT_INTERVAL", 60000);
+const interval = positive("OTEL_METRIC_EXPORT_INTERVAL", 60000);
 
 const meterProvider = new MeterProvider({
   resource,
@@ -218,18 +254,17 @@ const meterProvider = new MeterProvider({
         exporter: protocol("METRICS") === "http/json" ? new JsonMetrics() : new ProtobufMetrics(),
         exportIntervalMillis: interval,
         // The reader refuses a timeout longer than the interval.
-        exportTimeoutMillis: Math.min(millis("OTEL_METRIC_EXPORT_TIMEOUT", 30000), interval),
+        exportTimeoutMillis: Math.min(positive("OTEL_METRIC_EXPORT_TIMEOUT", 30000), interval),
       }),
     ]
     : [],
 });
 
-export const tracer: Tracer = tracerProvider.getTracer(SCOPE);
 export const meter: Meter = meterProvider.getMeter(SCOPE);
 
 /** What is still queued leaves before the process does (scripts/edge.sh stops the edge with
  * SIGTERM); at most a second is spent on it. */
 export async function flush(): Promise<void> {
   const second = new Promise((resolve) => setTimeout(resolve, 1000));
-  await Promise.race([Promise.allSettled([tracerProvider.forceFlush(), meterProvider.forceFlush()]), second]);
+  await Promise.race([Promise.allSettled([spanExport?.flush(), meterProvider.forceFlush()]), second]);
 }

@@ -1,16 +1,52 @@
-// OTLP/HTTP protobuf for spans: the ExportTraceServiceRequest the official serializer
-// (`ProtobufTraceSerializer` of @opentelemetry/otlp-transformer) writes, byte for byte, with one
-// pass over the spans and no allocation per span. The official one measures the whole batch first
-// and then writes it, and turns every trace and span id into a new Uint8Array in both passes; in
-// Deno a small typed array costs ~290 ns (it is not kept on the V8 heap), so its ~4–6 µs a span
-// were half of what an exported request costs the edge (bench/analysis.md, issue 30).
+// The edge's spans as it keeps them until they are exported (SpanRecord: finished, plain data), and
+// OTLP/HTTP protobuf of a batch of them: the ExportTraceServiceRequest the official serializer
+// (`ProtobufTraceSerializer` of @opentelemetry/otlp-transformer) writes for the same spans as
+// ReadableSpans (`readable`), byte for byte, in one pass and with no allocation per span. The
+// official one measures the whole batch first and then writes it, and turns every trace and span id
+// into a new Uint8Array in both passes; in Deno a small typed array costs ~290 ns (it is not kept on
+// the V8 heap), so its ~4–6 µs a span were half of what an exported request costs the edge
+// (bench/analysis.md, issue 30). A record is not an SDK span either: no span object, no closure, no
+// HrTime arrays per span, which is what the SDK's objects cost on top of the bytes.
 // tests/traces/otlp_proto_test.ts holds this to the official serializer's bytes for every kind of
 // span and attribute; tests/traces decodes what the edge exports with the official schema.
 //
 // Field numbers and wire types: opentelemetry-proto, opentelemetry/proto/trace/v1/trace.proto and
 // common/v1/common.proto (ExportTraceServiceRequest.resource_spans = 1, ...).
-import type { Attributes, AttributeValue, HrTime, Link, SpanContext } from "@opentelemetry/api";
-import type { ReadableSpan, TimedEvent } from "@opentelemetry/sdk-trace";
+import {
+  type Attributes,
+  type AttributeValue,
+  createTraceState,
+  type SpanKind,
+  SpanStatusCode,
+} from "@opentelemetry/api";
+import { hrTimeDuration, millisToHrTime } from "@opentelemetry/core";
+import type { Resource } from "@opentelemetry/resources";
+import type { ReadableSpan } from "@opentelemetry/sdk-trace";
+
+/** A finished span, as the edge queues it for export. Ids are lowercase hex; times are ms since
+ * the epoch (the edge's `clock()`, or the database's µs anchored at it). */
+export interface SpanRecord {
+  name: string;
+  kind: SpanKind;
+  traceId: string;
+  spanId: string;
+  /** The W3C trace flags (bit 0: sampled). */
+  flags: number;
+  /** The span's tracestate, serialized; absent when it has none. */
+  traceState?: string;
+  parentId?: string;
+  /** Whether the parent came from another process (a client's traceparent). */
+  parentRemote?: boolean;
+  start: number;
+  end: number;
+  attributes: Attributes;
+  /** A span this one is linked to (the HTTP span, when a message named another parent). */
+  link?: { traceId: string; spanId: string; flags: number; traceState?: string };
+  error: boolean;
+}
+
+/** Where a batch's spans come from: the one resource and instrumentation scope of the edge. */
+export type Origin = { resource: Resource; scope: { name: string; version?: string } };
 
 const LEN = 2, VARINT = 0, I64 = 1, I32 = 5;
 /** Span.flags: the W3C trace flags, and whether the parent was remote (trace.proto, SpanFlags). */
@@ -66,12 +102,14 @@ class Writer {
 
   uint32(value: number): void {
     this.room(5);
-    let v = value >>> 0;
+    const buf = this.buf;
+    let v = value >>> 0, p = this.pos;
     while (v > 127) {
-      this.buf[this.pos++] = (v & 127) | 128;
+      buf[p++] = (v & 127) | 128;
       v >>>= 7;
     }
-    this.buf[this.pos++] = v;
+    buf[p++] = v;
+    this.pos = p;
   }
 
   /** An integer as a 64-bit varint (two's complement when negative: ten bytes). */
@@ -98,23 +136,29 @@ class Writer {
 
   fixed32(value: number): void {
     this.room(4);
-    const b = this.buf;
-    b[this.pos++] = value & 255;
-    b[this.pos++] = (value >>> 8) & 255;
-    b[this.pos++] = (value >>> 16) & 255;
-    b[this.pos++] = (value >>> 24) & 255;
+    const b = this.buf, p = this.pos;
+    b[p] = value & 255;
+    b[p + 1] = (value >>> 8) & 255;
+    b[p + 2] = (value >>> 16) & 255;
+    b[p + 3] = (value >>> 24) & 255;
+    this.pos = p + 4;
   }
 
-  /** An HrTime ([seconds, nanoseconds]) as fixed64 nanoseconds since the epoch. Seconds times 1e9
-   * is past 2^53, so the product is taken in two halves of the seconds, each exact as a double. */
-  time(t: HrTime): void {
-    const high16 = Math.floor(t[0] / 65536), low16 = t[0] % 65536;
-    const a = high16 * 1e9; // to be shifted left 16 bits
-    const b = low16 * 1e9 + t[1];
-    const low = (a % 65536) * 65536 + (b % TWO_32);
-    const high = Math.floor(a / 65536) + Math.floor(b / TWO_32) + Math.floor(low / TWO_32);
-    this.fixed32(low % TWO_32);
-    this.fixed32(high % TWO_32);
+  /** Milliseconds since the epoch (not negative) as fixed64 nanoseconds, split into seconds and
+   * nanoseconds as the SDK's `millisToHrTime` splits them (so the bytes are those of the same span
+   * as a ReadableSpan): `Math.trunc(ms / 1e3)` and `Math.round(ms % 1e3 * 1e6)`. No double
+   * remainder on the way (V8 calls out to fmod for one): `ms - seconds * 1e3` is that remainder
+   * exactly. The division cannot round up to the next whole second (below one, the exact quotient
+   * is at least ulp(ms) / 1000 short of it, more than half an ulp of the quotient), and the
+   * difference of two doubles within a factor of two of each other is exact. The low 32 bits of the
+   * nanoseconds are exact by `Math.imul`; the high 32 are the rest divided by 2^32, whose rounding
+   * error (256 at most, the ulp of the product) is far below 2^31. */
+  time(ms: number): void {
+    const seconds = Math.trunc(ms / 1e3);
+    const nanos = Math.round((ms - seconds * 1e3) * 1e6);
+    const low = (Math.imul(seconds, 1e9) + nanos) >>> 0;
+    this.fixed32(low);
+    this.fixed32(Math.round((seconds * 1e9 - low + nanos) / TWO_32));
   }
 
   double(value: number): void {
@@ -130,29 +174,36 @@ class Writer {
     this.tag(field, LEN);
     this.uint32(n);
     this.room(n);
-    for (let i = 0; i < n; i++) {
-      this.buf[this.pos++] = (nibble(hex.charCodeAt(2 * i)) << 4) | nibble(hex.charCodeAt(2 * i + 1));
+    const buf = this.buf;
+    let p = this.pos;
+    for (let i = 0; i < 2 * n; i += 2) {
+      buf[p++] = (NIBBLE[hex.charCodeAt(i) & 127] << 4) | NIBBLE[hex.charCodeAt(i + 1) & 127];
     }
+    this.pos = p;
   }
 
+  /** A string as UTF-8. Written as ASCII (one byte a character, its length known) until a
+   * character is not; then again from the start, measured first. */
   string(field: number, s: string): void {
     this.tag(field, LEN);
-    const length = utf8Length(s);
-    this.uint32(length);
-    this.room(length);
-    if (length === s.length) {
-      for (let i = 0; i < length; i++) this.buf[this.pos++] = s.charCodeAt(i);
-    } else {
-      this.pos += UTF8.encodeInto(s, this.buf.subarray(this.pos)).written;
+    const start = this.pos, n = s.length;
+    this.uint32(n);
+    this.room(n);
+    const buf = this.buf;
+    let p = this.pos;
+    for (let i = 0; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c >= 0x80) {
+        this.pos = start;
+        const length = utf8Length(s);
+        this.uint32(length);
+        this.room(length);
+        this.pos += UTF8.encodeInto(s, this.buf.subarray(this.pos)).written;
+        return;
+      }
+      buf[p++] = c;
     }
-  }
-
-  bytes(field: number, bytes: Uint8Array): void {
-    this.tag(field, LEN);
-    this.uint32(bytes.length);
-    this.room(bytes.length);
-    this.buf.set(bytes, this.pos);
-    this.pos += bytes.length;
+    this.pos = p;
   }
 }
 
@@ -160,7 +211,12 @@ const UTF8 = new TextEncoder();
 const SCRATCH_F64 = new Float64Array(1);
 const SCRATCH_BYTES = new Uint8Array(SCRATCH_F64.buffer); // little-endian on every platform Deno runs on
 
-const nibble = (c: number) => (c <= 57 ? c - 48 : c >= 97 ? c - 87 : c - 55);
+/** A hex digit's value by its character code (either case). */
+const NIBBLE = new Uint8Array(128);
+for (let d = 0; d < 16; d++) {
+  NIBBLE[d.toString(16).charCodeAt(0)] = d;
+  NIBBLE[d.toString(16).toUpperCase().charCodeAt(0)] = d;
+}
 
 /** UTF-8 length of a JavaScript string, as TextEncoder writes it (a lone surrogate: 3 bytes). */
 function utf8Length(s: string): number {
@@ -177,8 +233,8 @@ function utf8Length(s: string): number {
   return n;
 }
 
-/** AnyValue (common.proto): string 1, bool 2, int 3, double 4, array 5, kvlist 6, bytes 7. */
-function anyValue(w: Writer, value: unknown): void {
+/** AnyValue (common.proto) of an attribute value: string 1, bool 2, int 3, double 4, array 5. */
+function anyValue(w: Writer, value: AttributeValue | null | undefined): void {
   switch (typeof value) {
     case "string":
       return w.string(1, value);
@@ -193,7 +249,6 @@ function anyValue(w: Writer, value: unknown): void {
       w.tag(4, I64);
       return w.double(value);
   }
-  if (value instanceof Uint8Array) return w.bytes(7, value);
   if (Array.isArray(value)) {
     const list = w.open(5);
     for (const item of value) {
@@ -201,23 +256,19 @@ function anyValue(w: Writer, value: unknown): void {
       anyValue(w, item);
       w.close(at);
     }
-    return w.close(list);
-  }
-  if (typeof value === "object" && value !== null) {
-    const list = w.open(6);
-    keyValues(w, 1, value as Record<string, unknown>);
     w.close(list);
   }
+  // null and undefined (array members the SDK keeps): an empty AnyValue, as the official writes.
 }
 
 /** Repeated KeyValue {key 1, value 2} in field `field`. */
-function keyValues(w: Writer, field: number, attributes: Attributes | Record<string, unknown>): void {
+function keyValues(w: Writer, field: number, attributes: Attributes): void {
   for (const key in attributes) {
     if (!Object.hasOwn(attributes, key)) continue;
     const kv = w.open(field);
     w.string(1, key);
     const v = w.open(2);
-    anyValue(w, (attributes as Record<string, AttributeValue | unknown>)[key]);
+    anyValue(w, attributes[key]);
     w.close(v);
     w.close(kv);
   }
@@ -226,107 +277,65 @@ function keyValues(w: Writer, field: number, attributes: Attributes | Record<str
 const flags = (traceFlags: number, remote: boolean | undefined) =>
   (traceFlags & 255) | HAS_IS_REMOTE | (remote ? IS_REMOTE : 0);
 
-function event(w: Writer, e: TimedEvent): void {
-  const at = w.open(11);
-  w.tag(1, I64);
-  w.time(e.time);
-  w.string(2, e.name);
-  if (e.attributes) keyValues(w, 3, e.attributes);
-  w.tag(4, VARINT);
-  w.uint32(e.droppedAttributesCount || 0);
-  w.close(at);
-}
-
-function link(w: Writer, l: Link): void {
-  const at = w.open(13);
-  const c: SpanContext = l.context;
-  w.hex(1, c.traceId);
-  w.hex(2, c.spanId);
-  const state = c.traceState?.serialize();
-  if (state) w.string(3, state);
-  if (l.attributes) keyValues(w, 4, l.attributes);
-  w.tag(5, VARINT);
-  w.uint32(l.droppedAttributesCount || 0);
-  w.tag(6, I32);
-  w.fixed32(flags(c.traceFlags, c.isRemote));
-  w.close(at);
-}
-
-function span(w: Writer, s: ReadableSpan): void {
+/** Span (trace.proto) in ScopeSpans.spans (2). Counts of dropped attributes, events and links are
+ * 0 (a record keeps all it has), written as the official serializer writes them. */
+function span(w: Writer, s: SpanRecord): void {
   const at = w.open(2);
-  const c = s.spanContext();
-  w.hex(1, c.traceId);
-  w.hex(2, c.spanId);
-  const state = c.traceState?.serialize();
-  if (state) w.string(3, state);
-  const parent = s.parentSpanContext;
-  if (parent?.spanId) w.hex(4, parent.spanId);
+  w.hex(1, s.traceId);
+  w.hex(2, s.spanId);
+  if (s.traceState) w.string(3, s.traceState);
+  if (s.parentId) w.hex(4, s.parentId);
   w.string(5, s.name);
-  if (s.kind != null) {
-    w.tag(6, VARINT);
-    w.uint32(s.kind + 1); // the API's kinds start at INTERNAL = 0, the protocol's at UNSPECIFIED = 0
-  }
+  w.tag(6, VARINT);
+  w.uint32(s.kind + 1); // the API's kinds start at INTERNAL = 0, the protocol's at UNSPECIFIED = 0
   w.tag(7, I64);
-  w.time(s.startTime);
+  w.time(s.start);
   w.tag(8, I64);
-  w.time(s.endTime);
-  if (s.attributes) keyValues(w, 9, s.attributes);
+  w.time(s.end);
+  keyValues(w, 9, s.attributes);
   w.tag(10, VARINT);
-  w.uint32(s.droppedAttributesCount);
-  for (const e of s.events) event(w, e);
+  w.uint32(0);
   w.tag(12, VARINT);
-  w.uint32(s.droppedEventsCount);
-  for (const l of s.links) link(w, l);
+  w.uint32(0);
+  if (s.link) {
+    const l = w.open(13);
+    w.hex(1, s.link.traceId);
+    w.hex(2, s.link.spanId);
+    if (s.link.traceState) w.string(3, s.link.traceState);
+    w.tag(5, VARINT);
+    w.uint32(0);
+    w.tag(6, I32);
+    w.fixed32(flags(s.link.flags, false));
+    w.close(l);
+  }
   w.tag(14, VARINT);
-  w.uint32(s.droppedLinksCount);
+  w.uint32(0);
   const status = w.open(15);
-  if (s.status.message) w.string(2, s.status.message);
   w.tag(3, VARINT);
-  w.uint32(s.status.code);
+  w.uint32(s.error ? SpanStatusCode.ERROR : SpanStatusCode.UNSET);
   w.close(status);
   w.tag(16, I32);
-  w.fixed32(flags(c.traceFlags, parent?.isRemote));
+  w.fixed32(flags(s.flags, s.parentId ? s.parentRemote : undefined));
   w.close(at);
 }
 
-type Resource = ReadableSpan["resource"];
-type Scope = ReadableSpan["instrumentationScope"];
-
-/** The ExportTraceServiceRequest of `spans`: one ResourceSpans per resource, one ScopeSpans per
- * instrumentation scope in it, in the order they first appear. */
-export function serializeSpans(spans: ReadableSpan[]): Uint8Array<ArrayBuffer> {
-  const byResource = new Map<Resource, Map<Scope, ReadableSpan[]>>();
-  for (const s of spans) {
-    let byScope = byResource.get(s.resource);
-    if (!byScope) byResource.set(s.resource, byScope = new Map());
-    const list = byScope.get(s.instrumentationScope);
-    if (list) list.push(s);
-    else byScope.set(s.instrumentationScope, [s]);
-  }
+/** The ExportTraceServiceRequest of `spans`: one ResourceSpans with one ScopeSpans. */
+export function encodeSpans(spans: readonly SpanRecord[], { resource, scope }: Origin): Uint8Array<ArrayBuffer> {
   const w = new Writer(lastSize);
-  for (const [resource, byScope] of byResource) {
+  if (spans.length > 0) {
     const rs = w.open(1);
     const r = w.open(1);
-    if (resource.attributes) keyValues(w, 1, resource.attributes);
+    keyValues(w, 1, resource.attributes);
     w.tag(2, VARINT);
     w.uint32(0);
     w.close(r);
-    for (const [scope, list] of byScope) {
-      const ss = w.open(2);
-      const sc = w.open(1);
-      w.string(1, scope.name);
-      if (scope.version) w.string(2, scope.version);
-      const more = scope as Scope & { attributes?: Attributes; droppedAttributesCount?: number };
-      if (more.attributes) keyValues(w, 3, more.attributes);
-      if (more.droppedAttributesCount) {
-        w.tag(4, VARINT);
-        w.uint32(more.droppedAttributesCount);
-      }
-      w.close(sc);
-      for (const s of list) span(w, s);
-      if (scope.schemaUrl) w.string(3, scope.schemaUrl);
-      w.close(ss);
-    }
+    const ss = w.open(2);
+    const sc = w.open(1);
+    w.string(1, scope.name);
+    if (scope.version) w.string(2, scope.version);
+    w.close(sc);
+    for (const s of spans) span(w, s);
+    w.close(ss);
     if (resource.schemaUrl) w.string(3, resource.schemaUrl);
     w.close(rs);
   }
@@ -336,3 +345,42 @@ export function serializeSpans(spans: ReadableSpan[]): Uint8Array<ArrayBuffer> {
 
 /** The last batch's buffer size: the next batch is sized alike, so it rarely grows. */
 let lastSize = 64 * 1024;
+
+/** The record as the SDK's ReadableSpan: what the official serializers take (http/json, and the
+ * tests' reference for the protobuf bytes). */
+export function readable(s: SpanRecord, { resource, scope }: Origin): ReadableSpan {
+  const context = { traceId: s.traceId, spanId: s.spanId, traceFlags: s.flags, traceState: state(s.traceState) };
+  const startTime = millisToHrTime(s.start), endTime = millisToHrTime(s.end);
+  return {
+    name: s.name,
+    kind: s.kind,
+    spanContext: () => context,
+    parentSpanContext: s.parentId
+      ? { traceId: s.traceId, spanId: s.parentId, traceFlags: s.flags, isRemote: s.parentRemote }
+      : undefined,
+    startTime,
+    endTime,
+    duration: hrTimeDuration(startTime, endTime),
+    ended: true,
+    status: { code: s.error ? SpanStatusCode.ERROR : SpanStatusCode.UNSET },
+    attributes: s.attributes,
+    links: s.link
+      ? [{
+        context: {
+          traceId: s.link.traceId,
+          spanId: s.link.spanId,
+          traceFlags: s.link.flags,
+          traceState: state(s.link.traceState),
+        },
+      }]
+      : [],
+    events: [],
+    resource,
+    instrumentationScope: scope,
+    droppedAttributesCount: 0,
+    droppedEventsCount: 0,
+    droppedLinksCount: 0,
+  };
+}
+
+const state = (serialized?: string) => serialized ? createTraceState(serialized) : undefined;

@@ -8,24 +8,19 @@
 // subscriptions/listen stream's as a session.
 import {
   type Attributes,
-  type Context,
   createTraceState,
-  type Link,
   ROOT_CONTEXT,
   SamplingDecision,
-  type Span,
   type SpanContext,
   SpanKind,
-  type SpanStatus,
-  SpanStatusCode,
   trace,
   TraceFlags,
 } from "@opentelemetry/api";
-import { hrTimeDuration, millisToHrTime, W3CTraceContextPropagator } from "@opentelemetry/core";
-import type { ReadableSpan } from "@opentelemetry/sdk-trace";
+import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { clock, type HttpRequest, type HttpResult } from "./db.ts";
 import type { StreamWatch } from "./listen.ts";
-import { finished, meter, tracer } from "./otel.ts";
+import { meter, spans } from "./otel.ts";
+import type { SpanRecord } from "./otlp-proto.ts";
 
 export { flush } from "./otel.ts";
 /** The bucket boundaries the MCP conventions ask of their duration histograms, in seconds. */
@@ -77,29 +72,65 @@ const PHASE: Attributes = { "db.system.name": "postgresql" };
 const propagator = new W3CTraceContextPropagator();
 const HEADERS = { get: (h: Headers, key: string) => h.get(key) ?? undefined, keys: (h: Headers) => [...h.keys()] };
 
+/** The HTTP server span of an MCP request, from `begin` to `end`: its context (what the database
+ * and the MCP spans take as parent), when it began, and its attributes so far. */
+export type HttpSpan = {
+  context: SpanContext;
+  parent?: SpanContext;
+  name: string;
+  start: number;
+  attributes: Attributes;
+};
+
 /** The HTTP server span of an MCP request, begun when the request is taken: a child of the
  * client's span when its `traceparent` header is valid (W3C rules; an invalid one is ignored),
- * else the root of a new trace, sampled as OTEL_TRACES_SAMPLER says. */
-export function begin(req: Request, route: string): Span {
-  return tracer.startSpan(
-    `POST ${route}`,
-    {
-      kind: SpanKind.SERVER,
-      startTime: clock(),
-      attributes: { "http.request.method": "POST", "http.route": route, "url.path": route },
+ * else the root of a new trace, sampled as OTEL_TRACES_SAMPLER says, as the SDK's tracer would
+ * start it (a new span id; the parent's trace id and tracestate, else a new trace id; the
+ * sampler's decision, attributes and tracestate). */
+export function begin(req: Request, route: string): HttpSpan {
+  const start = clock();
+  const context = propagator.extract(ROOT_CONTEXT, req.headers, HEADERS);
+  const parent = trace.getSpanContext(context);
+  const traceId = parent?.traceId ?? spans.ids.generateTraceId();
+  const name = `POST ${route}`;
+  const attributes: Attributes = { "http.request.method": "POST", "http.route": route, "url.path": route };
+  const sampling = spans.sampler.shouldSample(context, traceId, name, SpanKind.SERVER, attributes, NONE);
+  const sampled = sampling.decision === SamplingDecision.RECORD_AND_SAMPLED;
+  if (sampled && sampling.attributes) Object.assign(attributes, sampling.attributes);
+  return {
+    context: {
+      traceId,
+      spanId: spans.ids.generateSpanId(),
+      traceFlags: sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
+      traceState: sampling.traceState ?? parent?.traceState,
     },
-    propagator.extract(ROOT_CONTEXT, req.headers, HEADERS),
-  );
+    parent,
+    name,
+    start,
+    attributes,
+  };
 }
 
 /** The HTTP span ends with the response's status; a server error (5xx) is the span's error. */
-export function end(http: Span, status: number): void {
-  http.setAttribute("http.response.status_code", status);
-  if (status >= 500) {
-    http.setAttribute("error.type", String(status));
-    http.setStatus({ code: SpanStatusCode.ERROR });
-  }
-  http.end(clock());
+export function end(http: HttpSpan, status: number): void {
+  const own = http.context;
+  if (!(own.traceFlags & TraceFlags.SAMPLED)) return;
+  http.attributes["http.response.status_code"] = status;
+  if (status >= 500) http.attributes["error.type"] = String(status);
+  spans.export({
+    name: http.name,
+    kind: SpanKind.SERVER,
+    traceId: own.traceId,
+    spanId: own.spanId,
+    flags: own.traceFlags,
+    traceState: own.traceState?.serialize() || undefined,
+    parentId: http.parent?.spanId,
+    parentRemote: http.parent?.isRemote,
+    start: http.start,
+    end: clock(),
+    attributes: http.attributes,
+    error: status >= 500,
+  });
 }
 
 /** The request as the database takes it when traced: it asks for the `spans` column, and carries
@@ -107,8 +138,8 @@ export function end(http: Span, status: number): void {
  * error messages) is the exported trace's, and its flags are the sampler's decision (the database
  * times phases only for a sampled trace). A `params._meta.traceparent` in the body still wins
  * there. */
-export function traced(request: HttpRequest, http: Span): HttpRequest {
-  const own = http.spanContext();
+export function traced(request: HttpRequest, http: HttpSpan): HttpRequest {
+  const own = http.context;
   const headers = { ...(request.headers as Record<string, string>) };
   headers.traceparent = `00-${own.traceId}-${own.spanId}-${own.traceFlags & 1 ? "01" : "00"}`;
   return { ...request, headers, trace: true };
@@ -117,46 +148,55 @@ export function traced(request: HttpRequest, http: Span): HttpRequest {
 /** Export the spans the database timed for this request, under the HTTP span or in the trace a
  * message's `_meta.traceparent` named, and record each message's duration. Never throws: tracing
  * must not fail a call. */
-export function exportSpans(result: HttpResult, http: Span): void {
+export function exportSpans(result: HttpResult, http: HttpSpan): void {
   if (!result.spans) return;
   try {
     const { text, sentAt } = result.spans;
     const { spans: requestPhases, messages } = JSON.parse(text) as Spans;
     if (!messages?.length) {
       // Refused before any method (400, 401, 403, 413, 429...): no MCP operation to describe.
-      if (result.status >= 400) http.setAttribute("error.type", String(result.status));
+      if (result.status >= 400) http.attributes["error.type"] = String(result.status);
       return;
     }
-    let own: SpanContext | undefined, byHttp: Context | undefined;
+    const own = http.context;
     for (let i = 0; i < messages.length; i++) {
       const m = messages[i];
       duration.record((m.end_us - m.start_us) / 1e6, attributes(m, false));
       // Not sampled (the parent's flags: the edge's sampler for the HTTP span, or the caller's
       // `_meta.traceparent`): nothing of this message is recorded, and the database timed no phase.
       if (!m.spans || (m.trace_flags != null && (m.trace_flags & 1) === 0)) continue;
-      own ??= http.spanContext();
       // The MCP span's parent: the client's span its `_meta.traceparent` named (the HTTP span is
       // then linked), else the HTTP span. Sampled as the tracer would sample a span started there.
       const remote = remoteParent(own, m);
       const parent = remote ?? own;
       const name = spanName(m);
       const attrs = attributes(m, true);
-      const links = remote ? [{ context: own }] : [];
-      const sampling = finished.sampler.shouldSample(
-        remote ? trace.setSpanContext(ROOT_CONTEXT, remote) : (byHttp ??= trace.setSpan(ROOT_CONTEXT, http)),
+      const sampling = spans.sampler.shouldSample(
+        trace.setSpanContext(ROOT_CONTEXT, parent),
         parent.traceId,
         name,
         SpanKind.SERVER,
         attrs,
-        links,
+        remote ? [{ context: own }] : NONE,
       );
       if (sampling.decision !== SamplingDecision.RECORD_AND_SAMPLED) continue;
       Object.assign(attrs, sampling.attributes);
-      const mcp: SpanContext = {
+      const mcp: SpanRecord = {
+        name,
+        kind: SpanKind.SERVER,
         traceId: parent.traceId,
-        spanId: finished.ids.generateSpanId(),
-        traceFlags: TraceFlags.SAMPLED,
-        traceState: sampling.traceState ?? parent.traceState,
+        spanId: spans.ids.generateSpanId(),
+        flags: TraceFlags.SAMPLED,
+        traceState: (sampling.traceState ?? parent.traceState)?.serialize() || undefined,
+        parentId: parent.spanId,
+        parentRemote: remote !== undefined,
+        start: 0,
+        end: 0,
+        attributes: attrs,
+        link: remote
+          ? { traceId: own.traceId, spanId: own.spanId, flags: own.traceFlags, traceState: own.traceState?.serialize() }
+          : undefined,
+        error: errorType(m.outcome) !== undefined,
       };
       // The request's own phases (authenticate) go under the first message. The extension's clock
       // starts when it begins handling the call; the edge's timestamp of the moment it sent the
@@ -168,70 +208,37 @@ export function exportSpans(result: HttpResult, http: Span): void {
         end = phases(before, sentAt, mcp, end);
       }
       end = phases(m.spans, sentAt, mcp, end);
-      const status = errorType(m.outcome) === undefined ? UNSET : FAILED;
-      finished.export(record(name, SpanKind.SERVER, mcp, parent, sentAt, start, end, attrs, links, status));
+      mcp.start = sentAt + start / 1000;
+      mcp.end = sentAt + end / 1000;
+      spans.export(mcp);
     }
   } catch (e) {
     console.error("chumbo-edge: spans not exported:", (e as Error)?.message);
   }
 }
 
-const UNSET = { code: SpanStatusCode.UNSET };
-const FAILED = { code: SpanStatusCode.ERROR };
 const NONE: never[] = [];
 
-/** The phases as finished children of the MCP span `parent`; returns the latest end (the parent's
- * end covers them). */
-function phases(list: Phase[], sentAt: number, parent: SpanContext, end: number): number {
+/** The phases as finished children of the MCP span `parent`, each carrying its parent's
+ * tracestate (as a span the tracer starts); returns the latest end (the parent's end covers them). */
+function phases(list: Phase[], sentAt: number, parent: SpanRecord, end: number): number {
   for (const c of list) {
-    const own = {
+    spans.export({
+      name: `chumbo ${c.name}`,
+      kind: SpanKind.INTERNAL,
       traceId: parent.traceId,
-      spanId: finished.ids.generateSpanId(),
-      traceFlags: TraceFlags.SAMPLED,
-      traceState: parent.traceState, // a child carries its parent's, as a span the tracer starts
-    };
-    finished.export(
-      record(`chumbo ${c.name}`, SpanKind.INTERNAL, own, parent, sentAt, c.start_us, c.end_us, PHASE, NONE, UNSET),
-    );
+      spanId: spans.ids.generateSpanId(),
+      flags: TraceFlags.SAMPLED,
+      traceState: parent.traceState,
+      parentId: parent.spanId,
+      start: sentAt + c.start_us / 1000,
+      end: sentAt + c.end_us / 1000,
+      attributes: PHASE,
+      error: false,
+    });
     if (c.end_us > end) end = c.end_us;
   }
   return end;
-}
-
-/** A finished span, as the exporter reads it, from µs since `sentAt` (ms since the epoch). */
-function record(
-  name: string,
-  kind: SpanKind,
-  context: SpanContext,
-  parent: SpanContext,
-  sentAt: number,
-  startUs: number,
-  endUs: number,
-  attributes: Attributes,
-  links: Link[],
-  status: SpanStatus,
-): ReadableSpan {
-  const startTime = millisToHrTime(sentAt + startUs / 1000);
-  const endTime = millisToHrTime(sentAt + endUs / 1000);
-  return {
-    name,
-    kind,
-    spanContext: () => context,
-    parentSpanContext: parent,
-    startTime,
-    endTime,
-    duration: hrTimeDuration(startTime, endTime),
-    ended: true,
-    status,
-    attributes,
-    links,
-    events: NONE,
-    resource: finished.resource,
-    instrumentationScope: finished.scope,
-    droppedAttributesCount: 0,
-    droppedEventsCount: 0,
-    droppedLinksCount: 0,
-  };
 }
 
 /** A subscriptions/listen stream the database acknowledged, as the conventions' session: counted

@@ -13,7 +13,8 @@
 #      $TRACES_SAMPLED_EDGE_PORT exports with a parent-based ratio sampler that samples no root,
 #      $TRACES_FLUSH_EDGE_PORT batches for ten minutes (what it holds leaves when it stops)
 #   5. node --test traces.test.mjs, then stops what it started
-#   6. deno test otlp_proto_test.ts: the edge's protobuf serializer gives the official one's bytes
+#   6. deno test otlp_proto_test.ts: the edge's protobuf serializer gives the official one's bytes;
+#      span_export_test.ts: the edge's span queue keeps the batch span processor's rules
 set -euo pipefail
 HERE="$(cd "$(dirname "$0")" && pwd)"
 source "$HERE/../../scripts/lib.sh"
@@ -104,4 +105,5 @@ if ((status)); then
 fi
 # 6.
 deno test --frozen --config "$ROOT/supabase/functions/mcp/deno.json" --allow-env otlp_proto_test.ts
+deno test --frozen --config "$ROOT/supabase/functions/mcp/deno.json" --allow-env --allow-net=127.0.0.1 span_export_test.ts
 log "traces: passed"

@@ -4,8 +4,8 @@
 // the edge's http/json export hands the official JSON serializer): the same spans must give the
 // same bytes. Every field a record can hold (kinds, attribute types, non-ASCII and long strings,
 // remote and local parents, trace state, a link, error status), times from the epoch's start to
-// past 2106 and where the nanoseconds' high half is easy to get wrong, batches large enough to grow the
-// buffer, and a few thousand random records.
+// past 2106 and where the nanoseconds' high half is easy to get wrong, batches large enough to
+// grow the buffer, and a few thousand random records.
 // tests/traces/run.sh runs it:
 //   deno test --frozen --config supabase/functions/mcp/deno.json tests/traces/otlp_proto_test.ts
 import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";

@@ -143,7 +143,8 @@ class SpanExport {
   private wait(): void {
     if (this.timer !== undefined) return;
     const timer = setTimeout(() => this.next(), this.delayMs);
-    Deno.unrefTimer(timer); // a batch waiting does not keep the edge running
+    // A batch waiting does not keep the edge running (a runtime without unrefTimer: it does).
+    Deno.unrefTimer?.(timer);
     this.timer = timer;
   }
 

@@ -21,7 +21,8 @@
 #   4. perf profiles (when perf can sample), then bench/report.py writes bench/RESULTS.md.
 #
 # Environment: BENCH_SECONDS (10) measured seconds per point, split into BENCH_ROUNDS (2) rounds
-# the sides of a comparison alternate in, BENCH_WARMUP (3) extra seconds per pgbench round (the
+# the sides of a comparison alternate in, BENCH_E2E_SECONDS (20) and BENCH_E2E_ROUNDS (4) the same
+# for the end-to-end points (wrk), BENCH_WARMUP (3) extra seconds per pgbench round (the
 # window starts once every client has finished its first transaction), BENCH_CLIENTS ("8", in the
 # database), BENCH_E2E_CLIENTS ("8 32"), BENCH_PAGE_ROWS (50), BENCH_PERF (1: profiles),
 # BENCH_EXTRA (0; 1: also tools/list of 10 tools and DDL-then-list points), BENCH_DB_POOL (database
@@ -38,6 +39,10 @@ cd "$ROOT"
 SECS="${BENCH_SECONDS:-10}"
 WARMUP="${BENCH_WARMUP:-3}"
 ROUNDS="${BENCH_ROUNDS:-2}"
+# End to end, more and shorter rounds: the edges compared there are separate processes whose
+# req/s moves by ±5% from one 5 s window to the next (bench/analysis.md, issue 30, session 22).
+E2E_SECS="${BENCH_E2E_SECONDS:-20}"
+E2E_ROUNDS="${BENCH_E2E_ROUNDS:-4}"
 CLIENTS="${BENCH_CLIENTS:-8}"
 E2E_CLIENTS="${BENCH_E2E_CLIENTS:-8 32}"
 EXTRA="${BENCH_EXTRA:-0}"
@@ -205,6 +210,21 @@ PM_PID() { head -1 "$DIR/data/postmaster.pid"; }
 # the cluster's processes and of pgbench from the end of the warm-up on (report.py cpu); a point
 # named *_ddl1s runs while one tool's COMMENT changes every second; PGB_OPTIONS: the sessions'
 # PGOPTIONS.
+# The audit queue has one worker, for one database at a time (src/bookkeeping/audit_queue.rs); a
+# round in another database than the last one's would write its audit rows in its calls until that
+# worker idles out (10 s, about the warm-up), then switch; and the rows a run left queued would be
+# written during the next run, on its CPU. So every run (pgbench round or wrk run) starts without
+# a worker (it drains and exits on SIGTERM) and its own first call starts one for its database, as
+# in a deployment with one database (bench/analysis.md, issue 32, session 18; issue 30, session 22).
+audit_settle() {
+  local t0; t0="$(date +%s%N)"
+  q postgres -c "select pg_terminate_backend(pid) from pg_stat_activity where backend_type = 'chumbo audit'" >/dev/null
+  for _ in $(seq 200); do
+    [[ "$(q1 postgres "select count(*) from pg_stat_activity where backend_type = 'chumbo audit'")" == 0 ]] && break
+    sleep 0.05
+  done
+  log "audit worker drained and stopped in $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+}
 pgb_round() {
   local name="$1" db="$2" script="$3" c="$4" secs="$5" warm=$((WARMUP + $6)) r="$7"
   local j=$(( c < 2 ? c : 2 )) prefix="$WORK/pgb-$1-c$4-r$7" toucher=
@@ -213,16 +233,7 @@ pgb_round() {
     ( while :; do q1 "$db" "select bench.touch(0)" >/dev/null && echo >>"$prefix.ddl"; sleep 1; done ) &
     toucher=$!
   fi
-  # The audit queue has one worker, for one database at a time (src/bookkeeping/audit_queue.rs);
-  # a round in another database than the last one's would write its audit rows in its calls until
-  # that worker idles out (10 s, about the warm-up), then switch. So every round starts without a
-  # worker (it drains and exits on SIGTERM) and its own first call starts one for its database, as
-  # in a deployment with one database (bench/analysis.md, issue 32, session 18).
-  q postgres -c "select pg_terminate_backend(pid) from pg_stat_activity where backend_type = 'chumbo audit'" >/dev/null
-  for _ in $(seq 100); do
-    [[ "$(q1 postgres "select count(*) from pg_stat_activity where backend_type = 'chumbo audit'")" == 0 ]] && break
-    sleep 0.05
-  done
+  audit_settle
   local rc=0
   PGOPTIONS="${PGB_OPTIONS:-}" python3 bench/report.py cpu "$prefix.cpu.json" "$warm" postgres="$(PM_PID)" -- \
     "$PGBENCH" -n -h 127.0.0.1 -p "$PORT" -U chumbo_edge -M prepared -c "$c" -j "$j" \
@@ -388,6 +399,7 @@ jq -Rsc --argjson rc "$vrc" '{kind:"verify", rc:$rc, text:.}' "$WORK/verify.txt"
 # wrk_run SERVER URL CLIENTS SECONDS OUT: one wrk run, CPU time per process tree over it.
 wrk_run() {
   local edge="$EDGE_PID"
+  audit_settle
   case "$1" in chumbo_traced) edge="$TRACED_PID" ;; chumbo_traced_json) edge="$TRACED_JSON_PID" ;;
     chumbo_sampled) edge="$SAMPLED_PID" ;; esac
   MCP_TOKEN="$ALICE_TOKEN" MCP_BODY="$CALL_PAGE" MCP_EXPECT='"Acme project' MCP_FORBID=Globex \
@@ -395,7 +407,7 @@ wrk_run() {
     wrk -t "$(( $3 < 2 ? $3 : 2 ))" -c "$3" -d "${4}s" --timeout 30s -s bench/wrk/mcp.lua "$2" >"$5" 2>&1 || true
   grep -q '^RESULT ' "$5" || { cat "$5" >&2; die "wrk $1 c=$3 failed"; }
 }
-# At each concurrency: a warm-up of each server, then ROUNDS rounds of chumbo, the reference and
+# At each concurrency: a warm-up of each server, then E2E_ROUNDS rounds of chumbo, the reference and
 # the tool's query alone (pgbench as a login role whose session is already `authenticated` with
 # Alice's claims: one round trip, no JSON, no HTTP).
 RAW_OPTIONS="-c role=authenticated -c request.jwt.claims=$ALICE_CLAIMS"
@@ -406,14 +418,16 @@ server_url() {
 }
 SERVERS=(chumbo chumbo_traced chumbo_traced_json chumbo_sampled reference)
 for c in $E2E_CLIENTS; do
-  secs=$(( (SECS + ROUNDS - 1) / ROUNDS ))
+  secs=$(( (E2E_SECS + E2E_ROUNDS - 1) / E2E_ROUNDS ))
   for s in "${SERVERS[@]}"; do
     url="$(server_url "$s")"
     log "wrk $s c=$c warm-up (2 s)"
     wrk_run "$s" "${url/localhost/127.0.0.1}" "$c" 2 "$WORK/wrk-warmup-$s-c$c.txt"
   done
-  for r in $(seq "$ROUNDS"); do
-    for s in "${SERVERS[@]}"; do
+  for r in $(seq "$E2E_ROUNDS"); do
+    # Each round starts one server later: no side always runs right after the same other one.
+    for i in "${!SERVERS[@]}"; do
+      s="${SERVERS[$(( (i + r - 1) % ${#SERVERS[@]} ))]}"
       url="$(server_url "$s")"
       log "wrk $s c=$c round $r (${secs}s)"
       wrk_run "$s" "${url/localhost/127.0.0.1}" "$c" "$secs" "$WORK/wrk-$s-c$c-r$r.txt"
@@ -426,7 +440,7 @@ for c in $E2E_CLIENTS; do
     grep -h '^BADSAMPLE' "$WORK/wrk-$s-c$c-r"*.txt | head -1 |
       jq -Rc --arg server "$s" --argjson c "$c" '{kind:"badsample", server:$server, c:$c, text:.}' >>"$RESULTS" || true
   done
-  files=(); for r in $(seq "$ROUNDS"); do files+=("$WORK/pgb-raw_call_page-c$c-r$r"); done
+  files=(); for r in $(seq "$E2E_ROUNDS"); do files+=("$WORK/pgb-raw_call_page-c$c-r$r"); done
   python3 bench/report.py pgbench "$WARMUP" warm "${files[@]}" |
     jq -c --argjson c "$c" '. + {kind:"pgbench", name:"raw_call_page", c:$c}' >>"$RESULTS"
   rm -f "$WORK/pgb-raw_call_page-c$c-r"*.[0-9]*
@@ -450,7 +464,7 @@ build_kind() {
 jq -n \
   --arg started "$STARTED" --arg finished "$(date -u +%FT%TZ)" --arg elapsed "$((SECONDS - T0))" \
   --arg command "make bench (bench/run.sh)" \
-  --arg env "BENCH_SECONDS=$SECS BENCH_ROUNDS=$ROUNDS BENCH_WARMUP=$WARMUP BENCH_CLIENTS=\"$CLIENTS\" BENCH_E2E_CLIENTS=\"$E2E_CLIENTS\" BENCH_PAGE_ROWS=$PAGE_ROWS BENCH_DB_POOL=$DB_POOL BENCH_EXTRA=$EXTRA BENCH_TRACE_RATIO=$TRACE_RATIO" \
+  --arg env "BENCH_SECONDS=$SECS BENCH_ROUNDS=$ROUNDS BENCH_E2E_SECONDS=$E2E_SECS BENCH_E2E_ROUNDS=$E2E_ROUNDS BENCH_WARMUP=$WARMUP BENCH_CLIENTS=\"$CLIENTS\" BENCH_E2E_CLIENTS=\"$E2E_CLIENTS\" BENCH_PAGE_ROWS=$PAGE_ROWS BENCH_DB_POOL=$DB_POOL BENCH_EXTRA=$EXTRA BENCH_TRACE_RATIO=$TRACE_RATIO" \
   --arg trace_ratio "$TRACE_RATIO" \
   --arg nproc "$(nproc)" --arg cpu "$(lscpu | sed -n 's/^Model name: *//p' | head -1)" \
   --arg mem "$(free -h | awk '/^Mem:/ {print $2}')" --arg load "$(cut -d' ' -f1-3 /proc/loadavg)" \

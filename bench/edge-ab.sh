@@ -77,11 +77,13 @@ declare -A URL PID
 for s in a b; do
   p="${EDGEAB_A_PORT:-55811}"; [[ $s == b ]] && p="${EDGEAB_B_PORT:-55812}"
   flags_var="EDGEAB_${s^^}_FLAGS" env_var="EDGEAB_${s^^}_ENV" otlp_var="EDGEAB_${s^^}_OTLP"
-  # shellcheck disable=SC2206  # "VAR=VALUE ..." splits into words on purpose
-  side_env=(${!env_var:-})
+  side_env=()
   if [[ -n "${!otlp_var:-}" ]]; then
     side_env+=(OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$SINK_PORT" OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf)
   fi
+  # After the OTLP defaults, so that a side's own variables win (e.g. OTEL_EXPORTER_OTLP_PROTOCOL).
+  # shellcheck disable=SC2206  # "VAR=VALUE ..." splits into words on purpose
+  side_env+=(${!env_var:-})
   URL[$s]="http://127.0.0.1:$p/functions/v1/mcp"
   # One audience for both sides' tokens: CHUMBO_PUBLIC_URL is the same string on both.
   env ${!flags_var+CHUMBO_EDGE_V8_FLAGS="${!flags_var}"} "${side_env[@]}" CHUMBO_EDGE_ID=edgeab-$s CHUMBO_PORT="$p" \

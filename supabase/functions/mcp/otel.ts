@@ -185,6 +185,7 @@ class SpanExport {
     console.error(`chumbo-edge: ${message}`);
     return true;
   }
+
   private async send(spans: SpanRecord[]): Promise<void> {
     const bytes = this.json
       ? JsonTraceSerializer.serializeRequest(spans.map((s) => readable(s, this.origin))) as

@@ -54,7 +54,8 @@
 //   CHUMBO_STANDBY_DATABASE_URL   or a fixed read replica (no monitor); neither: one server, as before
 //   CHUMBO_DB_READ_POOL           read pool size (default 8)
 //   CHUMBO_DB_DEADLINE_MS         no request waits longer for the database (default 35000, routed only)
-//   CHUMBO_DB_RETRY_MS            no retry starts later than this after the request (default 20000)
+//   CHUMBO_DB_RETRY_MS            no retry starts later than this after the request (default 20000);
+//                                 a listen stream whose re-checks get no answer this long ends
 //   CHUMBO_MONITOR_POLL_MS        how often the monitor is asked besides its notifications (default 1000)
 //   CHUMBO_DB_CONNECT_TIMEOUT_S   connect timeout of a database connection (default 10)
 //   CHUMBO_LISTEN_DATABASE_URL    connection for the one LISTEN session (default DATABASE_URL); set it to a

@@ -6,6 +6,7 @@ import postgres from "postgres";
 import { env, KEEPALIVE_MS } from "./config.ts";
 import { callHttp, closeDatabase, type HttpRequest, type HttpResult, type Listen, utf8 } from "./db.ts";
 import { cors, frame, sseHeaders } from "./http.ts";
+import { callRouted, RETRY_WINDOW_MS, ROUTING } from "./route.ts";
 
 // ---- subscriptions/listen: long-lived SSE streams, re-checked against the database ---------------
 const LIST_CHANGED: Record<string, string> = {
@@ -23,6 +24,7 @@ type Subscriber = {
   checking?: Promise<void>;
   again?: boolean;
   expiry?: ReturnType<typeof setTimeout>;
+  unanswered?: number; // when the re-checks began to get no answer from the database (Date.now())
   tasks?: Map<string, TaskWatch>; // notifications/tasks: the last status sent, per task id
 };
 type TaskWatch = { status?: string; checking?: Promise<void>; again?: boolean };
@@ -81,9 +83,15 @@ export function ensureListening(): Promise<unknown> {
   return listening;
 }
 
+/** One call of a stream's, routed like any request (route.ts: on a replicated database, to the
+ * servers of now, retried where that is safe). */
+const ask = (request: HttpRequest) => ROUTING ? callRouted(request, String(request.body)) : callHttp(request);
+
 /** Ask the database again with the stream's own request (same token, same body). Refused: the
  * stream ends with the database's error for the listen id. Accepted: list-changed notifications
- * go out only if the capability version moved. Calls for one stream never overlap. */
+ * go out only if the capability version moved. No answer at all (a restart, a failover, a network
+ * fault) is not a refusal: asked again every second, and only once the database has not answered
+ * for RETRY_WINDOW_MS does the stream end. Calls for one stream never overlap. */
 function recheck(s: Subscriber): Promise<void> {
   if (s.checking) {
     s.again = true;
@@ -93,11 +101,20 @@ function recheck(s: Subscriber): Promise<void> {
     do {
       s.again = false;
       let result: HttpResult;
+      const asked = Date.now();
       try {
-        result = await callHttp(s.request);
+        result = await ask(s.request);
+        s.unanswered = undefined;
       } catch (e) {
+        s.unanswered ??= asked;
+        if (!subscribers.has(s)) return;
+        if (Date.now() - s.unanswered < RETRY_WINDOW_MS) {
+          console.error(`chumbo-edge: a listen re-check got no answer, asking again in 1 s: ${(e as Error)?.message}`);
+          recheckIn(s, 1);
+          return;
+        }
         const trace = crypto.randomUUID();
-        console.error(`chumbo-edge ${trace}: listen re-check failed:`, e);
+        console.error(`chumbo-edge ${trace}: listen re-check failed for ${Date.now() - s.unanswered} ms:`, e);
         result = {
           status: 503,
           body: new TextEncoder().encode(
@@ -109,8 +126,7 @@ function recheck(s: Subscriber): Promise<void> {
       if (result.status === 429) {
         // Too many calls right now is not a refusal of the stream: ask again when told to.
         const after = Number(result.headers?.["retry-after"]);
-        clearTimeout(s.expiry);
-        s.expiry = setTimeout(() => void recheck(s), (after > 0 ? Math.min(after, 60) : 1) * 1000);
+        recheckIn(s, after > 0 ? Math.min(after, 60) : 1);
         return;
       }
       if (result.status !== 200 || !result.listen) {
@@ -129,6 +145,13 @@ function recheck(s: Subscriber): Promise<void> {
     } while (s.again);
   })().finally(() => (s.checking = undefined));
   return s.checking;
+}
+
+/** The stream's one timer (its token's expiry otherwise) set to re-check in `seconds`; a hint
+ * meanwhile re-checks at once and sets the timer again. */
+function recheckIn(s: Subscriber, seconds: number) {
+  clearTimeout(s.expiry);
+  s.expiry = setTimeout(() => void recheck(s), seconds * 1000);
 }
 
 function watches(s: Subscriber, taskId: string): boolean {
@@ -162,7 +185,7 @@ function taskCheck(s: Subscriber, taskId: string): Promise<void> {
       const body = JSON.stringify({ jsonrpc: "2.0", id: 0, method: "tasks/get", params: { taskId, _meta: meta } });
       let task: Record<string, unknown> | undefined;
       try {
-        const result = await callHttp({ ...s.request, headers, body });
+        const result = await ask({ ...s.request, headers, body });
         if (result.status === 200 && result.body) task = JSON.parse(utf8.decode(result.body)).result;
       } catch { /* a hint missed: the client still polls */ }
       if (!subscribers.has(s) || !task || typeof task.status !== "string" || task.status === w.status) continue;

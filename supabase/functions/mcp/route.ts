@@ -37,8 +37,9 @@ const DATABASE_URL = env("DATABASE_URL") ?? "";
  * few seconds, so only a connection the driver stranded ever meets it. */
 const DEADLINE_MS = Number(env("CHUMBO_DB_DEADLINE_MS") ?? 35_000);
 /** No new attempt starts later than this after the request arrived (a primary that does not come
- * back answers 503 then, not at the deadline). */
-const RETRY_WINDOW_MS = Number(env("CHUMBO_DB_RETRY_MS") ?? 20_000);
+ * back answers 503 then, not at the deadline); a listen stream ends after its re-checks got no
+ * answer for this long (listen.ts). */
+export const RETRY_WINDOW_MS = Number(env("CHUMBO_DB_RETRY_MS") ?? 20_000);
 const RETRY_PAUSE_MS = 200;
 export const ROUTING = Boolean(STANDBY_URL || MONITOR_URL);
 

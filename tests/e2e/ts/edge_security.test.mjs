@@ -2,9 +2,10 @@
 // the real database and raw HTTP where the SDKs would hide the behaviour:
 //   Origin compared exactly; RFC 9728 metadata only where its `resource` is right; 408 for a body
 //   that does not arrive; the SQL call cancelled when the client goes away; listen streams that a
-//   spoofed NOTIFY cannot reach, that end with their token, bounded per principal, and that forget
-//   a client that left; the JWKS courier on an unknown key id; SSE framing of a tool's log and
-//   progress events; CHUMBO_CLIENT_IP_HEADER as the anonymous rate-limit bucket.
+//   spoofed NOTIFY cannot reach, that end with their token, bounded per principal, that forget a
+//   client that left, and that outlast a database that briefly does not answer; the JWKS courier
+//   on an unknown key id; SSE framing of a tool's log and progress events; CHUMBO_CLIENT_IP_HEADER
+//   as the anonymous rate-limit bucket.
 // Run through tests/e2e/run.sh (it exports the URLs, tokens and ports used here).
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -486,6 +487,99 @@ describe("subscriptions/listen streams", () => {
       if (again.status !== 200) await sleep(200);
     } while (again.status !== 200 && Date.now() < end);
     assert.equal(again.status, 200, "the slot of the disconnected stream was never freed");
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// A re-check that gets no answer (the old primary shutting down in a failover, a restart, a
+// network fault) is not a refusal of the stream: the edge asks again every second and ends the
+// stream only after CHUMBO_DB_RETRY_MS without an answer. (tests/ha once lost a stream that way:
+// its re-check reached the old primary as it shut down.) Here an aux edge's pool reaches
+// PostgreSQL through a TCP relay the test can cut; its LISTEN connection does not.
+describe("a listen re-check that gets no answer", () => {
+  const RETRY_MS = 5000;
+  const sockets = new Set();
+  let down = false;
+  const relay = net.createServer((client) => {
+    if (down) return client.destroy();
+    const target = new URL(EDGE_DB_URL);
+    const server = net.connect(Number(target.port || 5432), target.hostname);
+    for (const [a, b] of [[client, server], [server, client]]) {
+      sockets.add(a);
+      a.pipe(b);
+      a.on("error", () => b.destroy());
+      a.on("close", () => (sockets.delete(a), b.destroy()));
+    }
+  });
+  /** The database unreachable for the aux edge's pool: open connections reset, new ones refused. */
+  const cut = () => {
+    down = true;
+    for (const s of sockets) s.destroy();
+  };
+  let edge, url;
+  before(async () => {
+    await new Promise((r) => relay.listen(0, "127.0.0.1", r));
+    const viaRelay = new URL(EDGE_DB_URL);
+    viaRelay.hostname = "127.0.0.1";
+    viaRelay.port = String(relay.address().port);
+    edge = auxEdge({
+      CHUMBO_PUBLIC_URL: MCP_URL,
+      EDGE_DATABASE_URL: viaRelay.href,
+      CHUMBO_LISTEN_DATABASE_URL: EDGE_DB_URL,
+      CHUMBO_DB_RETRY_MS: String(RETRY_MS),
+      CHUMBO_DB_POOL: "2",
+    });
+    url = `http://localhost:${AUX_PORT}${MCP.pathname}`;
+  });
+  after(() => {
+    edge?.stop();
+    relay.close();
+    for (const s of sockets) s.destroy();
+  });
+  const openHere = async (token) => {
+    const s = await listenStream(url, token, { notifications: { toolsListChanged: true } });
+    assert.equal(s.status, 200, s.text);
+    assert.ok(await s.until(() => s.messages().length >= 1, 5000), "acknowledgement");
+    return s;
+  };
+
+  test("is asked again: the stream stays open and tells of a change made while the database was unreachable", async () => {
+    down = false;
+    const s = await openHere(TOKENS.alice);
+    try {
+      cut();
+      touchListProjects(); // the NOTIFY reaches the edge's LISTEN; its re-check finds no database
+      await sleep(2000);
+      assert.equal(s.done, false, `the stream ended while the database was unreachable: ${s.text}`);
+      assert.deepEqual(s.listChanged(), []);
+      down = false;
+      assert.ok(await s.until(() => s.listChanged().length >= 1, 10_000), `no list_changed: ${s.text}`);
+      assert.equal(s.listChanged()[0].method, "notifications/tools/list_changed");
+      assert.equal(s.done, false, "the stream stays open");
+    } finally {
+      down = false;
+      await s.close();
+    }
+  });
+
+  test("ends the stream with an error for the listen id once nothing answered for CHUMBO_DB_RETRY_MS", async () => {
+    down = false;
+    const s = await openHere(TOKENS.bob);
+    try {
+      cut();
+      const cutAt = Date.now();
+      touchListProjects();
+      assert.ok(await s.until(() => s.done, RETRY_MS + 10_000), `the stream outlived the retry window: ${s.text}`);
+      const waited = Date.now() - cutAt;
+      assert.ok(waited >= RETRY_MS - 500, `the stream ended ${waited} ms after the cut, before the retry window`);
+      const last = s.messages().at(-1);
+      assert.equal(last.id, s.id, JSON.stringify(last));
+      assert.equal(last.error?.code, -32603, JSON.stringify(last));
+      assert.match(last.error.message, /^Service unavailable \(trace [0-9a-f-]+\)$/);
+    } finally {
+      down = false;
+      await s.close();
+    }
   });
 });
 

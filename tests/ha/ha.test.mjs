@@ -143,6 +143,29 @@ test("reads are served by the standby, a VOLATILE tool by the primary, and both 
   assert.equal(callsOf(standby, "http_replica"), 4, "only the first write of the tool tried the standby");
 });
 
+test("tasks/* go straight to the primary: the standby is never asked (it would send them back)", async () => {
+  const { primary, standby } = await settled();
+  resetCounts(primary, standby);
+  const taskId = `ha-no-such-task-${hex(4)}`;
+  const meta = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientCapabilities": { extensions: { "io.modelcontextprotocol/tasks": {} } },
+    "io.modelcontextprotocol/clientInfo": { name: "chumbo-ha", version: "1.0.0" },
+  };
+  const r = await call(ALICE, { id: 7, method: "tasks/get", params: { taskId, _meta: meta } }, {
+    "mcp-protocol-version": "2026-07-28",
+    "mcp-method": "tasks/get",
+    "mcp-name": taskId,
+  });
+  // The primary's answer: an unknown task is a JSON-RPC error for the request, not 421 or 503.
+  assert.equal(r.body?.id, 7, r.text);
+  assert.equal(typeof r.body.error?.code, "number", r.text);
+  assert.notEqual(r.status, 421, r.text);
+  assert.equal(callsOf(standby, "http_replica"), 0, "the standby was asked");
+  assert.equal(callsOf(primary, "http_admit"), 0, "an admission for the standby was taken");
+  assert.equal(callsOf(primary, "http_parts"), 1, "the primary answered");
+});
+
 test("at least 90% of a read-only load through the edge is served by the standby", async () => {
   const { primary, standby } = await settled();
   resetCounts(primary, standby);

@@ -3,8 +3,8 @@
 // CHUMBO_STANDBY_DATABASE_URL, no CHUMBO_MONITOR_URL): every call goes through db.ts's callHttp, as
 // on a single server.
 //
-// A request the standby may serve (not a batch, not subscriptions/listen, not a tool the standby
-// already sent back) takes three steps: on the primary, in one transaction, chumbo.http_admit
+// A request the standby may serve (not a batch, not subscriptions/listen, not tasks/*, not a tool
+// the standby already sent back) takes three steps: on the primary, in one transaction, chumbo.http_admit
 // (authentication, in-flight slot, rate limit: counted once, on the primary, before the read),
 // then on the standby chumbo.http_replica with the admission ticket (read-only; the audit rows come
 // back), then chumbo.http_audit on the primary and COMMIT. The standby answering 421
@@ -132,6 +132,7 @@ const READ_METHODS = new Set([
   "prompts/list",
   "prompts/get",
   "completion/complete",
+  "tasks/get",
 ]);
 
 function shape(body: string): Shape {
@@ -148,7 +149,9 @@ function shape(body: string): Shape {
   const tool = method === "tools/call" && typeof msg.params?.name === "string" ? msg.params.name : undefined;
   const idempotent = /idempotency/i.test(JSON.stringify(msg.params?._meta ?? {})) ||
     /"idempotency_key"|"idempotencyKey"/.test(body);
-  const standbyMay = method !== "subscriptions/listen" && !(tool && writesTools.has(tool));
+  // Tasks live and change on the primary: a standby sends every tasks/* request there (421).
+  const standbyMay = method !== "subscriptions/listen" && !method.startsWith("tasks/") &&
+    !(tool && writesTools.has(tool));
   const read = READ_METHODS.has(method) || (tool !== undefined && readTools.has(tool));
   return { standbyMay, read, idempotent, tool };
 }

@@ -143,7 +143,7 @@ test("reads are served by the standby, a VOLATILE tool by the primary, and both 
   assert.equal(callsOf(standby, "http_replica"), 4, "only the first write of the tool tried the standby");
 });
 
-test("tasks/* go straight to the primary: the standby is never asked (it would send them back)", async () => {
+test("what a standby always sends back goes straight to the primary: tasks/*, a requestState", async () => {
   const { primary, standby } = await settled();
   resetCounts(primary, standby);
   const taskId = `ha-no-such-task-${hex(4)}`;
@@ -164,6 +164,30 @@ test("tasks/* go straight to the primary: the standby is never asked (it would s
   assert.equal(callsOf(standby, "http_replica"), 0, "the standby was asked");
   assert.equal(callsOf(primary, "http_admit"), 0, "an admission for the standby was taken");
   assert.equal(callsOf(primary, "http_parts"), 1, "the primary answered");
+
+  // An input round's answer: its requestState (here a forged one) is checked, and its nonce
+  // spent, on the primary.
+  const round = await call(ALICE, {
+    id: 8,
+    method: "tools/call",
+    params: { name: "list_projects", arguments: {}, requestState: "not-a-state", _meta: meta },
+  }, { "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "list_projects" });
+  assert.equal(round.body?.id, 8, round.text);
+  assert.notEqual(round.status, 421, round.text);
+  assert.equal(callsOf(standby, "http_replica"), 0, "the standby was asked");
+  assert.equal(callsOf(primary, "http_admit"), 0, "an admission for the standby was taken");
+  assert.equal(callsOf(primary, "http_parts"), 2, "the primary answered both");
+
+  // An idempotency key does not keep a read-only tool off the standby (the key is ignored there).
+  const key = await call(ALICE, {
+    id: 9,
+    method: "tools/call",
+    params: { name: "list_projects", arguments: {}, _meta: { "io.chumbo/idempotency-key": `ha-${hex(8)}` } },
+  });
+  assert.equal(key.status, 200, key.text);
+  assert.match(key.text, /Acme Anvil/);
+  assert.equal(callsOf(standby, "http_replica"), 1, "the standby served the read");
+  assert.equal(callsOf(primary, "http_parts"), 2);
 });
 
 test("at least 90% of a read-only load through the edge is served by the standby", async () => {

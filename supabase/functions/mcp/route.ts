@@ -3,8 +3,8 @@
 // CHUMBO_STANDBY_DATABASE_URL, no CHUMBO_MONITOR_URL): every call goes through db.ts's callHttp, as
 // on a single server.
 //
-// A request the standby may serve (not a batch, not subscriptions/listen, not tasks/*, not a tool
-// the standby already sent back) takes three steps: on the primary, in one transaction, chumbo.http_admit
+// A request the standby may serve (not a batch, not subscriptions/listen, not tasks/*, not one with
+// a requestState, not a tool the standby already sent back) takes three steps: on the primary, in one transaction, chumbo.http_admit
 // (authentication, in-flight slot, rate limit: counted once, on the primary, before the read),
 // then on the standby chumbo.http_replica with the admission ticket (read-only; the audit rows come
 // back), then chumbo.http_audit on the primary and COMMIT. The standby answering 421
@@ -136,7 +136,10 @@ const READ_METHODS = new Set([
 ]);
 
 function shape(body: string): Shape {
-  let msg: { method?: unknown; params?: { name?: unknown; arguments?: unknown; _meta?: unknown } };
+  let msg: {
+    method?: unknown;
+    params?: { name?: unknown; arguments?: unknown; _meta?: unknown; requestState?: unknown };
+  };
   try {
     msg = JSON.parse(body);
   } catch {
@@ -149,9 +152,12 @@ function shape(body: string): Shape {
   const tool = method === "tools/call" && typeof msg.params?.name === "string" ? msg.params.name : undefined;
   const idempotent = /idempotency/i.test(JSON.stringify(msg.params?._meta ?? {})) ||
     /"idempotency_key"|"idempotencyKey"/.test(body);
-  // Tasks live and change on the primary: a standby sends every tasks/* request there (421).
+  // What a standby always sends back (421) goes to the primary at once: subscriptions/listen,
+  // tasks/* (tasks live and change on the primary), and an input round's answer (its requestState
+  // nonce is spent on the primary: src/call/steps.rs, needs_no_write). Not an idempotency key: a
+  // read-only tool ignores it, and any other tool is sent back once and then remembered.
   const standbyMay = method !== "subscriptions/listen" && !method.startsWith("tasks/") &&
-    !(tool && writesTools.has(tool));
+    msg.params?.requestState === undefined && !(tool && writesTools.has(tool));
   const read = READ_METHODS.has(method) || (tool !== undefined && readTools.has(tool));
   return { standbyMay, read, idempotent, tool };
 }

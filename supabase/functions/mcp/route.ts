@@ -4,12 +4,12 @@
 // on a single server.
 //
 // A request the standby may serve (not a batch, not subscriptions/listen, not tasks/*, not one with
-// a requestState, not a tool the standby already sent back) takes three steps: on the primary, in one transaction, chumbo.http_admit
-// (authentication, in-flight slot, rate limit: counted once, on the primary, before the read),
-// then on the standby chumbo.http_replica with the admission ticket (read-only; the audit rows come
-// back), then chumbo.http_audit on the primary and COMMIT. The standby answering 421
-// `chumbo-route: needs-primary` (the call must write) rolls the admission back and the request
-// runs on the primary as usual. Every request has a deadline (CHUMBO_DB_DEADLINE_MS) whatever the
+// a requestState, not a tool the standby already sent back) takes three steps: on the primary, in
+// one transaction, chumbo.http_admit (authentication, in-flight slot, rate limit: counted once, on
+// the primary, before the read), then on the standby chumbo.http_replica with the admission ticket
+// (read-only; the audit rows come back), then chumbo.http_audit on the primary and COMMIT. The
+// standby answering 421 `chumbo-route: needs-primary` (the call must write) rolls the admission
+// back and the request runs on the primary as usual. Every request has a deadline (CHUMBO_DB_DEADLINE_MS) whatever the
 // driver does: a connection still busy then is ended, never reused. On a lost connection, 25006,
 // 57P01 or 57P03, the topology is refreshed and the request retried, but only when that cannot
 // run a write twice: a read, a request that was never sent, or one with an idempotency key.
@@ -121,6 +121,7 @@ type Shape = { standbyMay: boolean; read: boolean; idempotent: boolean; tool?: s
 /** Tools a standby sent back (they write), and tools it served (they read). */
 const writesTools = new Set<string>();
 const readTools = new Set<string>();
+/** Methods that only read: retried after a lost connection like any read. */
 const READ_METHODS = new Set([
   "initialize",
   "ping",
@@ -132,6 +133,8 @@ const READ_METHODS = new Set([
   "prompts/list",
   "prompts/get",
   "completion/complete",
+  "skills/list",
+  "skills/get",
   "tasks/get",
 ]);
 

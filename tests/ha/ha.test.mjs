@@ -146,17 +146,22 @@ test("reads are served by the standby, a VOLATILE tool by the primary, and both 
 test("what a standby always sends back goes straight to the primary: tasks/*, a requestState", async () => {
   const { primary, standby } = await settled();
   resetCounts(primary, standby);
+  /** One MCP 2026-07-28 request as Alice (the tasks extension on), `name` its Mcp-Name. */
+  const modern = (id, method, params, name) =>
+    call(ALICE, {
+      id,
+      method,
+      params: {
+        ...params,
+        _meta: {
+          "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+          "io.modelcontextprotocol/clientCapabilities": { extensions: { "io.modelcontextprotocol/tasks": {} } },
+          "io.modelcontextprotocol/clientInfo": { name: "chumbo-ha", version: "1.0.0" },
+        },
+      },
+    }, { "mcp-protocol-version": "2026-07-28", "mcp-method": method, "mcp-name": name });
   const taskId = `ha-no-such-task-${hex(4)}`;
-  const meta = {
-    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-    "io.modelcontextprotocol/clientCapabilities": { extensions: { "io.modelcontextprotocol/tasks": {} } },
-    "io.modelcontextprotocol/clientInfo": { name: "chumbo-ha", version: "1.0.0" },
-  };
-  const r = await call(ALICE, { id: 7, method: "tasks/get", params: { taskId, _meta: meta } }, {
-    "mcp-protocol-version": "2026-07-28",
-    "mcp-method": "tasks/get",
-    "mcp-name": taskId,
-  });
+  const r = await modern(7, "tasks/get", { taskId }, taskId);
   // The primary's answer: an unknown task is a JSON-RPC error for the request, not 421 or 503.
   assert.equal(r.body?.id, 7, r.text);
   assert.equal(typeof r.body.error?.code, "number", r.text);
@@ -167,11 +172,12 @@ test("what a standby always sends back goes straight to the primary: tasks/*, a 
 
   // An input round's answer: its requestState (here a forged one) is checked, and its nonce
   // spent, on the primary.
-  const round = await call(ALICE, {
-    id: 8,
-    method: "tools/call",
-    params: { name: "list_projects", arguments: {}, requestState: "not-a-state", _meta: meta },
-  }, { "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "list_projects" });
+  const round = await modern(
+    8,
+    "tools/call",
+    { name: "list_projects", arguments: {}, requestState: "not-a-state" },
+    "list_projects",
+  );
   assert.equal(round.body?.id, 8, round.text);
   assert.notEqual(round.status, 421, round.text);
   assert.equal(callsOf(standby, "http_replica"), 0, "the standby was asked");

@@ -97,8 +97,8 @@ import {
   TRACING,
 } from "./config.ts";
 import { protectedResourceMetadata, refreshJwks } from "./auth.ts";
-import { callHttp, forwardPostgrest, hardStopped, httpRequest, PoolBusy, timeoutAnswer } from "./db.ts";
-import { callRouted, followMonitor, OutcomeUnknown, ROUTING } from "./route.ts";
+import { forwardPostgrest, hardStopped, httpRequest, PoolBusy, timeoutAnswer } from "./db.ts";
+import { callDatabase, followMonitor, OutcomeUnknown, ROUTING } from "./route.ts";
 import {
   clientAddress,
   cors,
@@ -211,9 +211,7 @@ async function post(
     // Traced, a copy of the request asks for spans: a listen stream's re-checks are not traced.
     const traced = http ? TRACE!.traced(request, http) : request;
     // On a replicated database (route.ts) the request is routed and retried; else one call.
-    const result = ROUTING
-      ? await callRouted(traced, body, () => req.signal)
-      : await callHttp(traced, () => req.signal);
+    const result = await callDatabase(traced, () => req.signal);
     if (http) TRACE!.exportSpans(result, http);
     if (result.listen) {
       return listenStream(result, request, hintsBefore, origin, TRACE ? () => TRACE.session(request) : undefined);

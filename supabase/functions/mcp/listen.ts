@@ -4,9 +4,9 @@
 // database, which decides whether the stream goes on and whether its capabilities changed.
 import postgres from "postgres";
 import { env, KEEPALIVE_MS } from "./config.ts";
-import { callHttp, closeDatabase, type HttpRequest, type HttpResult, type Listen, utf8 } from "./db.ts";
+import { closeDatabase, type HttpRequest, type HttpResult, type Listen, utf8 } from "./db.ts";
 import { cors, frame, sseHeaders } from "./http.ts";
-import { callRouted, RETRY_WINDOW_MS, ROUTING } from "./route.ts";
+import { callDatabase, RETRY_WINDOW_MS } from "./route.ts";
 
 // ---- subscriptions/listen: long-lived SSE streams, re-checked against the database ---------------
 const LIST_CHANGED: Record<string, string> = {
@@ -83,10 +83,6 @@ export function ensureListening(): Promise<unknown> {
   return listening;
 }
 
-/** One call of a stream's, routed like any request (route.ts: on a replicated database, to the
- * servers of now, retried where that is safe). */
-const ask = (request: HttpRequest) => ROUTING ? callRouted(request, String(request.body)) : callHttp(request);
-
 /** Ask the database again with the stream's own request (same token, same body). Refused: the
  * stream ends with the database's error for the listen id. Accepted: list-changed notifications
  * go out only if the capability version moved. No answer at all (a restart, a failover, a network
@@ -103,7 +99,7 @@ function recheck(s: Subscriber): Promise<void> {
       let result: HttpResult;
       const asked = Date.now();
       try {
-        result = await ask(s.request);
+        result = await callDatabase(s.request);
         s.unanswered = undefined;
       } catch (e) {
         s.unanswered ??= asked;
@@ -185,7 +181,7 @@ function taskCheck(s: Subscriber, taskId: string): Promise<void> {
       const body = JSON.stringify({ jsonrpc: "2.0", id: 0, method: "tasks/get", params: { taskId, _meta: meta } });
       let task: Record<string, unknown> | undefined;
       try {
-        const result = await ask({ ...s.request, headers, body });
+        const result = await callDatabase({ ...s.request, headers, body });
         if (result.status === 200 && result.body) task = JSON.parse(utf8.decode(result.body)).result;
       } catch { /* a hint missed: the client still polls */ }
       if (!subscribers.has(s) || !task || typeof task.status !== "string" || task.status === w.status) continue;

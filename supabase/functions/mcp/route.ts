@@ -1,7 +1,7 @@
 // Routing on a replicated database (docs/scaling.md): the write pool on the primary, a read pool on
 // a hot standby, both aimed by the pg_auto_failover monitor when there is one. Off (no
-// CHUMBO_STANDBY_DATABASE_URL, no CHUMBO_MONITOR_URL): every call goes through db.ts's callHttp, as
-// on a single server.
+// CHUMBO_STANDBY_DATABASE_URL, no CHUMBO_MONITOR_URL): every call (callDatabase) goes through
+// db.ts's callHttp, as on a single server.
 //
 // A request the standby may serve (not a batch, not subscriptions/listen, not tasks/*, not one with
 // a requestState, not a tool the standby already sent back) takes three steps: on the primary, in
@@ -9,10 +9,11 @@
 // the primary, before the read), then on the standby chumbo.http_replica with the admission ticket
 // (read-only; the audit rows come back), then chumbo.http_audit on the primary and COMMIT. The
 // standby answering 421 `chumbo-route: needs-primary` (the call must write) rolls the admission
-// back and the request runs on the primary as usual. Every request has a deadline (CHUMBO_DB_DEADLINE_MS) whatever the
-// driver does: a connection still busy then is ended, never reused. On a lost connection, 25006,
-// 57P01 or 57P03, the topology is refreshed and the request retried, but only when that cannot
-// run a write twice: a read, a request that was never sent, or one with an idempotency key.
+// back and the request runs on the primary as usual. Every request has a deadline
+// (CHUMBO_DB_DEADLINE_MS) whatever the driver does: a connection still busy then is ended, never
+// reused. On a lost connection, 25006, 57P01 or 57P03, the topology is refreshed and the request
+// retried, but only when that cannot run a write twice: a read, a request that was never sent, or
+// one with an idempotency key.
 import postgres from "postgres";
 import { env } from "./config.ts";
 import {
@@ -207,9 +208,15 @@ const lost = (e: unknown) => LOST_CODES.has(codeOf(e)) || e instanceof Deadline;
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Every database call of the edge (a request, a listen stream's re-check): routed on a
+ * replicated database, else db.ts's one call. */
+export function callDatabase(request: HttpRequest, client?: () => AbortSignal): Promise<HttpResult> {
+  return ROUTING ? callRouted(request, String(request.body), client) : callHttp(request, client);
+}
+
 /** One request, routed: the standby when it may serve it, the primary otherwise, retried as the
  * rules in the header allow, within DEADLINE_MS. */
-export async function callRouted(request: HttpRequest, body: string, client?: () => AbortSignal): Promise<HttpResult> {
+async function callRouted(request: HttpRequest, body: string, client?: () => AbortSignal): Promise<HttpResult> {
   const start = Date.now();
   const end = start + DEADLINE_MS;
   const s = shape(body);

@@ -54,6 +54,14 @@ summary() {
   for s in ${skipped[@]+"${skipped[@]}"}; do echo "  skipped $s"; done
   for s in ${failed[@]+"${failed[@]}"};   do echo "  FAILED  $s"; done
   echo "suites: ${#passed[@]} passed, ${#failed[@]} failed, ${#skipped[@]} skipped"
+  # Last, because a CI page may show only the final lines: why each failed suite failed, in short
+  # (its first assertion and error lines), so a flake seen once can still be diagnosed.
+  for s in ${failed[@]+"${failed[@]}"}; do
+    [[ -s "$STAGE_LOGS/$s.log" ]] || continue
+    echo "why $s failed (first lines):"
+    grep -E 'AssertionError|Error:|error:|✖|FAILED|^not ok|ERROR' "$STAGE_LOGS/$s.log" | grep -v '^ℹ' \
+      | awk '!seen[$0]++' | head -n 6 | cut -c1-240 | sed 's/^/    /' || true
+  done
 }
 cleanup() { CHUMBO_CLUSTER='test' "$ROOT/scripts/cluster.sh" stop || true; }
 trap cleanup EXIT

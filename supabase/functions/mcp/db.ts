@@ -20,13 +20,22 @@ export class PoolBusy extends Error {}
  * waiting for a connection is never answered when the connection it is handed is the one a FATAL
  * just closed (a hard-stopped call, src/postgres/deadline.rs): the edge hung, a request at a time, until
  * its pool was gone. Here a client whose connection died is ended and replaced by a new one, and
- * callers wait in the edge's own queue, for a bounded time. */
+ * callers wait in the edge's own queue, for a bounded time.
+ *
+ * The queue is fair between callers (callerKey): a connection that comes free goes to the waiting
+ * caller who holds the fewest connections now, the longest waiting among them. First come, first
+ * served would let a caller with many slow calls queued (each bounded by the database, and at most
+ * max_in_flight of them running per principal) keep everyone else waiting behind them until
+ * CHUMBO_DB_WAIT_MS and a 503; this way another caller gets the next connection that comes free. */
 export class Pool {
   #all = new Set<Sql>();
   /** Clients opened before the last evict(): replaced when given back (route.ts, a failover). */
   #stale = new WeakSet<Sql>();
   #idle: Sql[] = [];
-  #waiting: ((client: Sql) => void)[] = [];
+  #waiting: { key: string; give: (client: Sql) => void }[] = [];
+  /** Whom each lent client serves, and how many clients each caller holds (no entry: none). */
+  #lentTo = new Map<Sql, string>();
+  #holding = new Map<string, number>();
 
   constructor(private readonly open: () => Sql, size: number) {
     for (let i = 0; i < size; i++) this.#idle.push(this.#add());
@@ -38,15 +47,25 @@ export class Pool {
     return client;
   }
 
-  /** A client for one call, alone on its connection until given back. */
-  take(): Promise<Sql> {
+  #lend(client: Sql, key: string): Sql {
+    this.#lentTo.set(client, key);
+    this.#holding.set(key, (this.#holding.get(key) ?? 0) + 1);
+    return client;
+  }
+
+  /** A client for one call of the caller `key`, alone on its connection until given back. */
+  take(key: string): Promise<Sql> {
     // The most recently used first: its connection is warm, and the others may time out idle.
+    // (A client is idle only while nobody waits.)
     const idle = this.#idle.pop();
-    if (idle) return Promise.resolve(idle);
+    if (idle) return Promise.resolve(this.#lend(idle, key));
     return new Promise((resolve, reject) => {
-      const waiter = (client: Sql) => {
-        clearTimeout(timer);
-        resolve(client);
+      const waiter = {
+        key,
+        give: (client: Sql) => {
+          clearTimeout(timer);
+          resolve(this.#lend(client, key));
+        },
       };
       const timer = setTimeout(() => {
         this.#waiting.splice(this.#waiting.indexOf(waiter), 1);
@@ -66,14 +85,31 @@ export class Pool {
 
   /** A client back from its call; `alive` false when its connection died, so it is replaced. */
   giveBack(client: Sql, alive: boolean) {
+    const key = this.#lentTo.get(client);
+    if (key !== undefined) {
+      this.#lentTo.delete(client);
+      const held = this.#holding.get(key)! - 1;
+      if (held > 0) this.#holding.set(key, held);
+      else this.#holding.delete(key);
+    }
     if (!alive || this.#stale.has(client)) {
       this.#all.delete(client);
       client.end({ timeout: 0 }).catch(() => {});
       client = this.#add();
     }
-    const next = this.#waiting.shift();
-    if (next) next(client);
+    const next = this.#next();
+    if (next) next.give(client);
     else this.#idle.push(client);
+  }
+
+  /** The waiter served next: its caller holds the fewest clients, and it came first among those. */
+  #next() {
+    let best = -1, fewest = Infinity;
+    for (let i = 0; i < this.#waiting.length && fewest > 0; i++) {
+      const held = this.#holding.get(this.#waiting[i].key) ?? 0;
+      if (held < fewest) [best, fewest] = [i, held];
+    }
+    return best < 0 ? undefined : this.#waiting.splice(best, 1)[0];
   }
 
   end(): Promise<unknown> {
@@ -118,10 +154,20 @@ export function aimPrimary(where: Record<string, unknown>) {
   target = where;
 }
 
+/** Whose request this is, for the pool's fair share: the credential it carries (a bearer token or
+ * an API key, as sent: the database verifies it, and refuses a made-up one at once, so that holds a
+ * connection for no time), else the client's address. */
+export function callerKey(request: HttpRequest): string {
+  const headers = request.headers as Record<string, string> | undefined;
+  return headers?.["authorization"] ?? headers?.["x-api-key"] ?? `address ${request.client ?? ""}`;
+}
+/** The key of the edge's own calls (the JWKS courier). */
+const EDGE_KEY = "edge";
+
 /** Runs `work` on a connection of its own (direct mode only). A connection that died under it
  * (any error other than a PostgreSQL ERROR: a FATAL, a closed socket) is replaced. */
 export async function withConnection<T>(work: (db: Sql) => Promise<T>): Promise<T> {
-  const db = await pool!.take();
+  const db = await pool!.take(EDGE_KEY);
   let alive = true;
   try {
     return await work(db);
@@ -212,7 +258,7 @@ export async function callHttp(
   // JSON string, nor parsed into jsonb and printed again on the way.
   const { body, ...rest } = request;
   const text = typeof body === "string" ? body : null;
-  const db = await pool!.take();
+  const db = await pool!.take(callerKey(request));
   // Raw columns: the body's bytes go from the socket to the response without becoming a string
   // (a ~30 kB string per call that V8 copies around and promotes into the old heap).
   // Traced, a sixth column, `spans`; untraced, the query is the one it always was.

@@ -18,6 +18,7 @@ import postgres from "postgres";
 import { env } from "./config.ts";
 import {
   aimPrimary,
+  callerKey,
   callHttp,
   type HttpRequest,
   type HttpResult,
@@ -297,7 +298,8 @@ async function standbyCall(request: HttpRequest, left: number): Promise<HttpResu
   const { body, ...rest } = request;
   const text = typeof body === "string" ? body : null;
   const reqText = JSON.stringify(rest);
-  const wc = await writePool!.take();
+  const key = callerKey(request);
+  const wc = await writePool!.take(key);
   let wAlive = true;
   let rc: Sql | undefined;
   let rAlive = true;
@@ -317,7 +319,7 @@ async function standbyCall(request: HttpRequest, left: number): Promise<HttpResu
           // refused (or a notification): the primary's answer, its audit row committed with it
           return answerOf(admitted.status, admitted.headers, admitted.body, null, null);
         }
-        rc = await readPool!.take();
+        rc = await readPool!.take(key);
         let row: {
           status: number;
           headers: string;

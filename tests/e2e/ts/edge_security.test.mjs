@@ -278,7 +278,7 @@ describe("a client that goes away cancels its SQL call", () => {
           grant execute on function mcp.nap_ms(int) to authenticated;`);
     const edge = auxEdge({ CHUMBO_PUBLIC_URL: MCP_URL, CHUMBO_DB_POOL: String(pool) });
     const url = `http://localhost:${AUX_PORT}${MCP.pathname}`;
-    const call = (ms, signal) =>
+    const call = (ms, signal, token = TOKENS.alice) =>
       fetch(url, {
         method: "POST",
         signal,
@@ -286,7 +286,7 @@ describe("a client that goes away cancels its SQL call", () => {
           "content-type": "application/json",
           accept: "application/json, text/event-stream",
           "mcp-protocol-version": "2025-11-25",
-          authorization: `Bearer ${TOKENS.alice}`,
+          authorization: `Bearer ${token}`,
         },
         body: JSON.stringify({
           jsonrpc: "2.0",
@@ -330,6 +330,37 @@ describe("a client that goes away cancels its SQL call", () => {
         failures,
         [],
         `every call whose client stayed answered normally; the edge logged:\n${logged.join("\n")}`,
+      );
+    } finally {
+      stop();
+    }
+  });
+
+  // The pool is shared fairly (db.ts, Pool): a connection that comes free goes to the waiting caller
+  // who holds the fewest. First come, first served kept Bob waiting behind all of Alice's queued
+  // calls (answered after four of hers), each bounded by the database but together as long as she
+  // liked to keep them coming.
+  test("one caller's queue of slow calls does not hold up another's: the next free connection is theirs", async () => {
+    const { call, stop } = napping(2);
+    try {
+      const answered = [];
+      const alice = Array.from({ length: 6 }, (_, i) =>
+        call(1500).then(async (r) => {
+          await r.text();
+          answered.push(`alice ${i}`);
+        }));
+      // Alice's first two calls hold both connections; her four others wait at the edge.
+      for (let i = 0; i < 250 && sleeping().length < 2; i++) await sleep(20);
+      assert.equal(sleeping().length, 2, "two of Alice's calls are running");
+      await sleep(200);
+      const bob = await call(0, undefined, TOKENS.bob).then(async (r) => ({ status: r.status, body: await r.text() }));
+      answered.push("bob");
+      await Promise.all(alice);
+      assert.equal(bob.status, 200, bob.body);
+      assert.match(bob.body, /napped/);
+      assert.ok(
+        answered.indexOf("bob") <= 2,
+        `Bob was answered after ${answered.indexOf("bob")} of Alice's calls (${answered.join(", ")})`,
       );
     } finally {
       stop();

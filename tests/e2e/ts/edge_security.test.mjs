@@ -338,8 +338,8 @@ describe("a client that goes away cancels its SQL call", () => {
 
   // The pool is shared fairly (db.ts, Pool): a connection that comes free goes to the waiting caller
   // who holds the fewest. First come, first served kept Bob waiting behind all of Alice's queued
-  // calls (answered after four of hers), each bounded by the database but together as long as she
-  // liked to keep them coming.
+  // calls (answered after all six of hers), each bounded by the database but together as long as
+  // she liked to keep them coming.
   test("one caller's queue of slow calls does not hold up another's: the next free connection is theirs", async () => {
     const { call, stop } = napping(2);
     try {

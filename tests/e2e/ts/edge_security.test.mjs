@@ -341,14 +341,17 @@ describe("a client that goes away cancels its SQL call", () => {
   // calls (answered after all six of hers), each bounded by the database but together as long as
   // she liked to keep them coming.
   test("one caller's queue of slow calls does not hold up another's: the next free connection is theirs", async () => {
-    const { call, stop } = napping(2);
+    const { url, call, stop } = napping(2);
+    const answered = [];
+    let alice = [];
     try {
-      const answered = [];
-      const alice = Array.from({ length: 6 }, (_, i) =>
-        call(1500).then(async (r) => {
-          await r.text();
-          answered.push(`alice ${i}`);
-        }));
+      for (const token of [TOKENS.alice, TOKENS.bob]) await (await ping(url, { token })).body?.cancel();
+      alice = Array.from({ length: 6 }, (_, i) =>
+        call(1500).then(
+          async (r) =>
+            answered.push(`alice ${i}${r.status === 200 && (await r.text()).includes("napped") ? "" : " failed"}`),
+          (e) => answered.push(`alice ${i} failed: ${e.cause?.code ?? e}`),
+        ));
       // Alice's first two calls hold both connections; her four others wait at the edge.
       for (let i = 0; i < 250 && sleeping().length < 2; i++) await sleep(20);
       assert.equal(sleeping().length, 2, "two of Alice's calls are running");
@@ -358,11 +361,13 @@ describe("a client that goes away cancels its SQL call", () => {
       await Promise.all(alice);
       assert.equal(bob.status, 200, bob.body);
       assert.match(bob.body, /napped/);
+      assert.ok(!answered.some((a) => a.includes("failed")), answered.join(", "));
       assert.ok(
         answered.indexOf("bob") <= 2,
         `Bob was answered after ${answered.indexOf("bob")} of Alice's calls (${answered.join(", ")})`,
       );
     } finally {
+      await Promise.all(alice);
       stop();
     }
   });

@@ -87,7 +87,8 @@ export function ensureListening(): Promise<unknown> {
  * stream ends with the database's error for the listen id. Accepted: list-changed notifications
  * go out only if the capability version moved. No answer at all (a restart, a failover, a network
  * fault) is not a refusal: asked again every second, and only once the database has not answered
- * for RETRY_WINDOW_MS does the stream end. Calls for one stream never overlap. */
+ * for RETRY_WINDOW_MS does the stream end, or at once when its token's end has passed. Calls for one
+ * stream never overlap. */
 function recheck(s: Subscriber): Promise<void> {
   if (s.checking) {
     s.again = true;
@@ -104,18 +105,23 @@ function recheck(s: Subscriber): Promise<void> {
       } catch (e) {
         s.unanswered ??= asked;
         if (!subscribers.has(s)) return;
-        if (Date.now() - s.unanswered < RETRY_WINDOW_MS) {
+        // Past its token's end the stream waits for no answer: the database would refuse the token
+        // (give or take its clock-skew leeway), and a stream never outlives its token on the
+        // strength of a database that cannot be asked.
+        const expired = typeof s.listen.expires_at === "number" && Date.now() >= s.listen.expires_at * 1000;
+        if (!expired && Date.now() - s.unanswered < RETRY_WINDOW_MS) {
           console.error(`chumbo-edge: a listen re-check got no answer, asking again in 1 s: ${(e as Error)?.message}`);
           recheckIn(s, 1);
           return;
         }
         const trace = crypto.randomUUID();
         console.error(`chumbo-edge ${trace}: listen re-check failed for ${Date.now() - s.unanswered} ms:`, e);
+        const message = expired
+          ? `Subscription ended: its token expired while the database did not answer (trace ${trace})`
+          : `Service unavailable (trace ${trace})`;
         result = {
           status: 503,
-          body: new TextEncoder().encode(
-            JSON.stringify({ error: { code: -32603, message: `Service unavailable (trace ${trace})` } }),
-          ),
+          body: new TextEncoder().encode(JSON.stringify({ error: { code: -32603, message } })),
         };
       }
       if (!subscribers.has(s)) return;

@@ -533,7 +533,7 @@ describe("subscriptions/listen streams", () => {
 // its re-check reached the old primary as it shut down.) Here an aux edge's pool reaches
 // PostgreSQL through a TCP relay the test can cut; its LISTEN connection does not.
 describe("a listen re-check that gets no answer", () => {
-  const RETRY_MS = 5000;
+  const RETRY_MS = 10_000;
   const sockets = new Set();
   let down = false;
   const relay = net.createServer((client) => {
@@ -612,6 +612,45 @@ describe("a listen re-check that gets no answer", () => {
       assert.equal(last.id, s.id, JSON.stringify(last));
       assert.equal(last.error?.code, -32603, JSON.stringify(last));
       assert.match(last.error.message, /^Service unavailable \(trace [0-9a-f-]+\)$/);
+    } finally {
+      down = false;
+      await s.close();
+    }
+  });
+
+  // The retry window is no extension of a token: once the database would refuse the token (its exp
+  // plus the clock-skew leeway, src/identity/auth.rs LEEWAY_SECONDS, 30 s), a re-check that gets no
+  // answer ends the stream at once. (Before, it stayed open until CHUMBO_DB_RETRY_MS.) The token
+  // here expired 25 s ago, so the database accepts it for 5 s more.
+  test("past its token's end, a stream the database cannot re-check ends at once, not after CHUMBO_DB_RETRY_MS", async () => {
+    down = false;
+    const r = spawnSync("deno", ["run", "-A", `${ROOT}scripts/mint-token.ts`, "alice", "--ttl=-25"], {
+      env: { ...process.env, CHUMBO_PUBLIC_URL: MCP_URL },
+      encoding: "utf8",
+    });
+    assert.equal(r.status, 0, r.stderr);
+    const token = r.stdout.trim();
+    const until = (claimsOf(token).exp + 30) * 1000;
+    const s = await openHere(token);
+    try {
+      cut();
+      const cutAt = Date.now();
+      assert.ok(until - cutAt < RETRY_MS - 4000, `the token is accepted ${until - cutAt} ms after the cut: too long`);
+      touchListProjects(); // its re-checks now get no answer, every second
+      assert.ok(await s.until(() => s.done, RETRY_MS + 10_000), `the stream never ended: ${s.text}`);
+      const endedAt = Date.now();
+      assert.ok(endedAt >= until - 100, `the stream ended ${until - endedAt} ms before its token's end`);
+      assert.ok(
+        endedAt < Math.max(until, cutAt) + 2500 && endedAt - cutAt < RETRY_MS - 1000,
+        `the stream ended ${endedAt - until} ms after its token's end (${endedAt - cutAt} ms after the cut)`,
+      );
+      const last = s.messages().at(-1);
+      assert.equal(last.id, s.id, JSON.stringify(last));
+      assert.equal(last.error?.code, -32603, JSON.stringify(last));
+      assert.match(
+        last.error.message,
+        /^Subscription ended: its token expired while the database did not answer \(trace [0-9a-f-]+\)$/,
+      );
     } finally {
       down = false;
       await s.close();

@@ -105,9 +105,9 @@ function recheck(s: Subscriber): Promise<void> {
       } catch (e) {
         s.unanswered ??= asked;
         if (!subscribers.has(s)) return;
-        // Past its token's end the stream waits for no answer: the database would refuse the token
-        // (give or take its clock-skew leeway), and a stream never outlives its token on the
-        // strength of a database that cannot be asked.
+        // Past its token's end (expires_at: exp plus the database's clock-skew leeway, the last
+        // second it accepts the token) the stream waits for no answer: the database would refuse
+        // it, and a stream never outlives its token on the strength of a database that cannot be asked.
         const expired = typeof s.listen.expires_at === "number" && Date.now() >= s.listen.expires_at * 1000;
         if (!expired && Date.now() - s.unanswered < RETRY_WINDOW_MS) {
           console.error(`chumbo-edge: a listen re-check got no answer, asking again in 1 s: ${(e as Error)?.message}`);

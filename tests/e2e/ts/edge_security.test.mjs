@@ -34,6 +34,16 @@ function psql(sql, url = DB_URL) {
   return r.stdout.trim();
 }
 
+/** A token of scripts/mint-token.ts for MCP_URL (the tokens' audience): `mint("alice", "--ttl=2")`. */
+function mint(...args) {
+  const r = spawnSync("deno", ["run", "-A", `${ROOT}scripts/mint-token.ts`, ...args], {
+    env: { ...process.env, CHUMBO_PUBLIC_URL: MCP_URL },
+    encoding: "utf8",
+  });
+  assert.equal(r.status, 0, r.stderr);
+  return r.stdout.trim();
+}
+
 const PING = { jsonrpc: "2.0", id: 1, method: "ping" };
 async function ping(url, opts) {
   try {
@@ -454,12 +464,7 @@ describe("subscriptions/listen streams", () => {
   });
 
   test("a stream ends with its token: an error for the listen id once the database refuses the token", async () => {
-    const r = spawnSync("deno", ["run", "-A", `${ROOT}scripts/mint-token.ts`, "alice", "--ttl=2"], {
-      env: { ...process.env, CHUMBO_PUBLIC_URL: MCP_URL },
-      encoding: "utf8",
-    });
-    assert.equal(r.status, 0, r.stderr);
-    const s = await listen(r.stdout.trim(), { toolsListChanged: true });
+    const s = await listen(mint("alice", "--ttl=2"), { toolsListChanged: true });
     // The token's exp is 2 s away; the database may allow some clock-skew leeway on top.
     assert.ok(await s.until(() => s.done, 90000), "the stream outlived its token");
     const last = s.messages().at(-1);
@@ -469,12 +474,7 @@ describe("subscriptions/listen streams", () => {
 
   test("max_streams is exact: a principal's Nth stream (N = max_listen_streams) is served, the N+1th gets 429", async () => {
     // Carol: no other test opens a stream for her, so every open stream of hers is counted here.
-    const r = spawnSync("deno", ["run", "-A", `${ROOT}scripts/mint-token.ts`, "carol"], {
-      env: { ...process.env, CHUMBO_PUBLIC_URL: MCP_URL },
-      encoding: "utf8",
-    });
-    assert.equal(r.status, 0, r.stderr);
-    const carol = r.stdout.trim();
+    const carol = mint("carol");
     const max = Number(psql("select chumbo.configure('{}') ->> 'max_listen_streams'"));
     assert.ok(Number.isInteger(max) && max >= 1, `max_listen_streams = ${max}`);
     for (let i = 1; i <= max; i++) {
@@ -624,12 +624,7 @@ describe("a listen re-check that gets no answer", () => {
   // here expired 25 s ago, so the database accepts it for 5 s more.
   test("past its token's end, a stream the database cannot re-check ends at once, not after CHUMBO_DB_RETRY_MS", async () => {
     down = false;
-    const r = spawnSync("deno", ["run", "-A", `${ROOT}scripts/mint-token.ts`, "alice", "--ttl=-25"], {
-      env: { ...process.env, CHUMBO_PUBLIC_URL: MCP_URL },
-      encoding: "utf8",
-    });
-    assert.equal(r.status, 0, r.stderr);
-    const token = r.stdout.trim();
+    const token = mint("alice", "--ttl=-25");
     const until = (claimsOf(token).exp + 30) * 1000;
     const s = await openHere(token);
     try {

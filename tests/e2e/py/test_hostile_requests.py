@@ -1,0 +1,201 @@
+"""Random hostile requests through the edge, as Alice (a seeded generator: the same requests every
+run; E2E_FUZZ_SEED and E2E_FUZZ_REQUESTS explore further): whatever the method, headers, body
+or arguments, the answer is a client error or an answer, never a 5xx, never SQL or Rust internals,
+never another organization's data; and the edge and the database still serve a plain call after
+all of them. Read-only tools only (the database is shared with the suites that run after this one):
+every other name the generator sends is one that does not exist."""
+
+import json
+import os
+import random
+import re
+import uuid
+
+import httpx2
+
+from conftest import MCP_URL, TOKENS, USERS
+
+SEED = int(os.environ.get("E2E_FUZZ_SEED", "26"))
+REQUESTS = int(os.environ.get("E2E_FUZZ_REQUESTS", "2000"))
+ME, OTHER = USERS["alice"], USERS["bob"]
+
+# The example app's tools that cannot write, and their parameters.
+TOOLS = {
+    "list_projects": ["status"],
+    "list_notes": [],
+    "search_documents": ["query", "limit"],
+    "my_organizations": [],
+    "project": ["id"],
+    "summarize_project": ["project_id"],
+    "status_report": ["status"],
+    "project_documents": ["project_id"],
+}
+METHODS = [
+    "initialize", "notifications/initialized", "ping", "tools/list", "tools/call", "resources/list",
+    "resources/templates/list", "resources/read", "resources/subscribe", "prompts/list", "prompts/get",
+    "completion/complete", "logging/setLevel", "tasks/get", "tasks/list", "tasks/cancel", "tasks/result",
+    "subscriptions/listen", "server/discover", "notifications/cancelled", "notifications/progress",
+    "sampling/createMessage", "", "tools/", "tools/call\u00e9", "x" * 300,
+]
+VERSIONS = ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "1999-01-01", ""]
+# What an answer must never hold: PostgreSQL's or Rust's internals, or Bob's organization.
+FORBIDDEN = re.compile(
+    r"ERROR: |CONTEXT: |(?i:syntax error|sqlstate|pg_catalog|pl/pgsql|panicked|backtrace|chumbo_edge|"
+    + re.escape(OTHER["org"]) + "|" + re.escape(ME["other_project"]) + ")"
+)
+
+
+class Generator:
+    def __init__(self, seed: int):
+        self.r = random.Random(seed)
+
+    def text(self) -> str:
+        r = self.r
+        return r.choice([
+            "", "a", "ü" * r.randint(1, 40), "x" * r.randint(200, 40_000), "' or 1=1 --", "%s%n", "\\", '"',
+            "null", "$$; drop table public.projects; --", "app://projects/" + str(uuid.UUID(int=r.getrandbits(128))),
+            str(uuid.UUID(int=r.getrandbits(128))), ME["project"], "00-" + "a" * 32 + "-" + "b" * 16 + "-01",
+            "../../etc/passwd", "\u2028", "😀" * 5, "-1", "1e999", "active", "archived", "\ufeff",
+        ])
+
+    def value(self, depth: int = 0):
+        r = self.r
+        k = r.randint(0, 9 if depth < 4 else 4)
+        if k == 0:
+            return None
+        if k == 1:
+            return r.choice([True, False])
+        if k == 2:
+            return r.choice([0, -1, 1, 2**31, 2**63, -(2**63) - 1, 10**30, 1.5, 1e308, -0.0])
+        if k in (3, 4):
+            return self.text()
+        if k in (5, 6):
+            return [self.value(depth + 1) for _ in range(r.randint(0, 3))]
+        if k == 7 and depth < 3:
+            deep = None
+            for _ in range(r.choice([10, 200])):
+                deep = [deep]
+            return deep
+        return {r.choice([self.text()[:20], "name", "uri", "_meta", "type"]): self.value(depth + 1)
+                for _ in range(r.randint(0, 3))}
+
+    def meta(self, version: str | None) -> dict:
+        r = self.r
+        m = {}
+        if version is not None:
+            m["io.modelcontextprotocol/protocolVersion"] = version
+            m["io.modelcontextprotocol/clientCapabilities"] = r.choice([{}] * 4 + [self.value()])
+            m["io.modelcontextprotocol/clientInfo"] = r.choice([{"name": "fuzz", "version": "1"}] * 4 + [self.value()])
+        for key in ["traceparent", "tracestate", "progressToken", "io.modelcontextprotocol/related-task",
+                    "requestState", "inputResponses", "idempotencyKey", "io.modelcontextprotocol/runHandle"]:
+            if r.random() < 0.15:
+                m[key] = self.value()
+        return m
+
+    def params(self, method: str, version: str | None) -> dict:
+        r = self.r
+        p = {}
+        tool = r.choice(list(TOOLS)) if r.random() < 0.8 else self.text()[:40]
+        if method in ("tools/call", "prompts/get") or r.random() < 0.2:
+            p["name"] = tool
+        if method == "tools/call" or r.random() < 0.2:
+            names = TOOLS.get(tool, []) + [self.text()[:10]]
+            p["arguments"] = ({r.choice(names): self.value() for _ in range(r.randint(0, 3))}
+                              if r.random() < 0.85 else self.value())
+        for key, chance in [("uri", 0.2), ("cursor", 0.2), ("taskId", 0.1), ("task", 0.1), ("ref", 0.15),
+                            ("argument", 0.15), ("level", 0.1), ("requestState", 0.1), ("inputResponses", 0.1)]:
+            if r.random() < chance:
+                p[key] = self.value()
+        if method == "initialize" or r.random() < 0.1:
+            p.update(protocolVersion=r.choice(VERSIONS), capabilities=self.value(), clientInfo=self.value())
+        if version is not None or r.random() < 0.3:
+            p["_meta"] = self.meta(version)
+        return p if r.random() < 0.95 else self.value()
+
+    def request(self) -> tuple[str, dict, bytes]:
+        """(HTTP method, headers, body) of one request: most are well-formed around their params (so
+        that they reach the methods), the rest are random throughout."""
+        r = self.r
+        well_formed = r.random() < 0.6
+        if well_formed:
+            version = r.choice(["2026-07-28", "2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26"])
+            method = r.choice(METHODS[:20])
+            modern = version == "2026-07-28"
+            msg = {"jsonrpc": "2.0", "id": r.randint(1, 10**6), "method": method,
+                   "params": self.params(method, version if modern else None)}
+            if isinstance(msg["params"], dict) and modern:
+                extra = msg["params"].get("_meta")
+                msg["params"]["_meta"] = {**self.meta(version), **(extra if isinstance(extra, dict) else {})}
+            headers = {"authorization": f"Bearer {TOKENS['alice']}", "accept": "application/json, text/event-stream",
+                       "content-type": "application/json", "mcp-protocol-version": version}
+            if modern:
+                headers["mcp-method"] = method
+                if isinstance(msg["params"], dict) and isinstance(msg["params"].get("name"), str):
+                    headers["mcp-name"] = msg["params"]["name"][:200]
+            return "POST", {k: v.encode() for k, v in headers.items()}, json.dumps(msg).encode()
+        version = r.choice(VERSIONS) if r.random() < 0.6 else None
+        method = r.choice(METHODS) if r.random() < 0.95 else self.value()
+        msg = {"jsonrpc": "2.0" if r.random() < 0.95 else self.value(), "method": method}
+        if r.random() < 0.9:
+            msg["id"] = r.choice([1, "a", 0, -1, 2**62, 1.5, None, [], {}, self.text()[:50]])
+        if r.random() < 0.95:
+            msg["params"] = self.params(method if isinstance(method, str) else "", version)
+        body = r.choice([msg] * 8 + [[msg, msg], [], self.value()])
+        raw = json.dumps(body).encode()
+        if r.random() < 0.05:
+            deep = b"[" * 5000 + b"]" * 5000
+            raw = r.choice([b"{", b"", b"\x00\xff", deep, raw[: len(raw) // 2], b'{"a":"\\u0000"}',
+                            b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_projects",'
+                            b'"arguments":{"status":' + deep + b"}}}"])
+        headers = {"authorization": f"Bearer {TOKENS['alice']}",
+                   "accept": r.choice(["application/json, text/event-stream"] * 6
+                                      + ["application/json", "text/event-stream", "*/*", "text/html"]),
+                   "content-type": r.choice(["application/json"] * 8 + ["text/plain", "application/json; charset=latin1"])}
+        if version is not None and r.random() < 0.9:
+            headers["mcp-protocol-version"] = version if r.random() < 0.9 else r.choice(VERSIONS)
+            if isinstance(method, str) and r.random() < 0.8:
+                headers["mcp-method"] = method
+                if isinstance(msg.get("params"), dict) and isinstance(msg["params"].get("name"), str):
+                    headers["mcp-name"] = msg["params"]["name"][:200]
+        for key in ["mcp-session-id", "traceparent", "tracestate", "last-event-id", "origin", "x-api-key"]:
+            if r.random() < 0.08:
+                headers[key] = self.text()[:300]
+        if r.random() < 0.05:
+            headers["authorization"] = r.choice(["Bearer " + TOKENS["alice"][:-3], "Bearer", "Basic x", TOKENS["alice"]])
+        verb = r.choice(["POST"] * 18 + ["GET", "DELETE", "PUT"])
+        # As bytes: a header may carry what is not ASCII (a method name's é, say), as a client may send.
+        return verb, {k: v.encode() for k, v in headers.items()}, raw
+
+
+def test_hostile_requests_get_a_client_error_or_an_answer_never_internals():
+    gen = Generator(SEED)
+    statuses: dict[int, int] = {}
+    with httpx2.Client(timeout=30) as http:
+        for i in range(REQUESTS):
+            verb, headers, body = gen.request()
+            # A stream the server keeps open (subscriptions/listen, GET) is read only this far.
+            with http.stream(verb, MCP_URL, headers=headers, content=body if verb != "GET" else None) as res:
+                text = b""
+                for chunk in res.iter_bytes():
+                    text += chunk
+                    if len(text) > 200_000 or b"\n\n" in text and res.headers.get("content-type", "").startswith("text/event-stream"):
+                        break
+            statuses[res.status_code] = statuses.get(res.status_code, 0) + 1
+            shown = text[:300].decode("utf-8", "replace")
+            context = f"request {i} (seed {SEED}): {verb} {headers.get('mcp-method')!r} {body[:200]!r} -> {res.status_code} {shown}"
+            assert res.status_code < 500, context
+            assert not FORBIDDEN.search(text.decode("utf-8", "replace")), context
+    print("statuses", dict(sorted(statuses.items())))
+    # Most requests reached the database, not only the edge's own checks.
+    assert statuses.get(200, 0) > REQUESTS // 3, statuses
+    # Both still serve a plain call.
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "list_projects", "arguments": {},
+                       "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                                 "io.modelcontextprotocol/clientCapabilities": {},
+                                 "io.modelcontextprotocol/clientInfo": {"name": "fuzz", "version": "1"}}}}
+    res = httpx2.post(MCP_URL, json=call, headers={"authorization": f"Bearer {TOKENS['alice']}",
+                                                  "accept": "application/json, text/event-stream",
+                                                  "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call",
+                                                  "mcp-name": "list_projects"}, timeout=30)
+    assert res.status_code == 200 and ME["org"] in res.text and OTHER["org"] not in res.text, res.text[:500]

@@ -1,14 +1,18 @@
-"""Random hostile requests through the edge, as Alice (a seeded generator: the same requests every
-run; E2E_FUZZ_SEED and E2E_FUZZ_REQUESTS explore further): whatever the method, headers, body
-or arguments, the answer is a client error or an answer, never a 5xx, never SQL or Rust internals,
+"""Random hostile requests through the edge (a seeded generator: the same requests every run;
+E2E_FUZZ_SEED and E2E_FUZZ_REQUESTS explore further): whatever the method, headers, body or
+arguments, the answer is a client error or an answer, never a 5xx, never SQL or Rust internals,
 never another organization's data; and the edge and the database still serve a plain call after
-all of them. Read-only tools only (the database is shared with the suites that run after this one):
-every other name the generator sends is one that does not exist."""
+all of them. Then the same from Alice and Bob at once while the tools change under them. Read-only
+tools only (the database is shared with the suites that run after this one): every other name the
+generator sends is one that does not exist."""
 
 import json
 import os
 import random
 import re
+import subprocess
+import threading
+import time
 import uuid
 
 import httpx2
@@ -17,7 +21,6 @@ from conftest import MCP_URL, TOKENS, USERS
 
 SEED = int(os.environ.get("E2E_FUZZ_SEED", "26"))
 REQUESTS = int(os.environ.get("E2E_FUZZ_REQUESTS", "2000"))
-ME, OTHER = USERS["alice"], USERS["bob"]
 
 # The example app's tools that cannot write, and their parameters.
 TOOLS = {
@@ -38,23 +41,28 @@ METHODS = [
     "sampling/createMessage", "", "tools/", "tools/call\u00e9", "x" * 300,
 ]
 VERSIONS = ["2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "1999-01-01", ""]
-# What an answer must never hold: PostgreSQL's or Rust's internals, or Bob's organization.
-FORBIDDEN = re.compile(
-    r"ERROR: |CONTEXT: |(?i:syntax error|sqlstate|pg_catalog|pl/pgsql|panicked|backtrace|chumbo_edge|"
-    + re.escape(OTHER["org"]) + "|" + re.escape(ME["other_project"]) + ")"
-)
+
+
+def forbidden(who: str) -> re.Pattern:
+    """What an answer to `who` must never hold: PostgreSQL's or Rust's internals, or the other
+    user's organization or project."""
+    other = USERS[who]["other"], USERS[who]["other_project"]
+    return re.compile(r"ERROR: |CONTEXT: |(?i:syntax error|sqlstate|pg_catalog|pl/pgsql|panicked|backtrace|"
+                      r"chumbo_edge|" + "|".join(map(re.escape, other)) + ")")
 
 
 class Generator:
-    def __init__(self, seed: int):
+    def __init__(self, seed: int, who: str = "alice"):
         self.r = random.Random(seed)
+        self.token = TOKENS[who]
+        self.project = USERS[who]["project"]
 
     def text(self) -> str:
         r = self.r
         return r.choice([
             "", "a", "ü" * r.randint(1, 40), "x" * r.randint(200, 40_000), "' or 1=1 --", "%s%n", "\\", '"',
             "null", "$$; drop table public.projects; --", "app://projects/" + str(uuid.UUID(int=r.getrandbits(128))),
-            str(uuid.UUID(int=r.getrandbits(128))), ME["project"], "00-" + "a" * 32 + "-" + "b" * 16 + "-01",
+            str(uuid.UUID(int=r.getrandbits(128))), self.project, "00-" + "a" * 32 + "-" + "b" * 16 + "-01",
             "../../etc/passwd", "\u2028", "😀" * 5, "-1", "1e999", "active", "archived", "\ufeff",
         ])
 
@@ -126,7 +134,7 @@ class Generator:
             if isinstance(msg["params"], dict) and modern:
                 extra = msg["params"].get("_meta")
                 msg["params"]["_meta"] = {**self.meta(version), **(extra if isinstance(extra, dict) else {})}
-            headers = {"authorization": f"Bearer {TOKENS['alice']}", "accept": "application/json, text/event-stream",
+            headers = {"authorization": f"Bearer {self.token}", "accept": "application/json, text/event-stream",
                        "content-type": "application/json", "mcp-protocol-version": version}
             if modern:
                 headers["mcp-method"] = method
@@ -147,7 +155,7 @@ class Generator:
             raw = r.choice([b"{", b"", b"\x00\xff", deep, raw[: len(raw) // 2], b'{"a":"\\u0000"}',
                             b'{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_projects",'
                             b'"arguments":{"status":' + deep + b"}}}"])
-        headers = {"authorization": f"Bearer {TOKENS['alice']}",
+        headers = {"authorization": f"Bearer {self.token}",
                    "accept": r.choice(["application/json, text/event-stream"] * 6
                                       + ["application/json", "text/event-stream", "*/*", "text/html"]),
                    "content-type": r.choice(["application/json"] * 8 + ["text/plain", "application/json; charset=latin1"])}
@@ -161,41 +169,112 @@ class Generator:
             if r.random() < 0.08:
                 headers[key] = self.text()[:300]
         if r.random() < 0.05:
-            headers["authorization"] = r.choice(["Bearer " + TOKENS["alice"][:-3], "Bearer", "Basic x", TOKENS["alice"]])
+            headers["authorization"] = r.choice(["Bearer " + self.token[:-3], "Bearer", "Basic x", self.token])
         verb = r.choice(["POST"] * 18 + ["GET", "DELETE", "PUT"])
         # As bytes: a header may carry what is not ASCII (a method name's é, say), as a client may send.
         return verb, {k: v.encode() for k, v in headers.items()}, raw
 
 
-def test_hostile_requests_get_a_client_error_or_an_answer_never_internals():
-    gen = Generator(SEED)
+def send(http: httpx2.Client, gen: Generator, who: str, n: int) -> dict[int, int]:
+    """n requests of `gen` as `who`, each answer checked; the count of each status."""
     statuses: dict[int, int] = {}
-    with httpx2.Client(timeout=30) as http:
-        for i in range(REQUESTS):
-            verb, headers, body = gen.request()
-            # A stream the server keeps open (subscriptions/listen, GET) is read only this far.
-            with http.stream(verb, MCP_URL, headers=headers, content=body if verb != "GET" else None) as res:
-                text = b""
-                for chunk in res.iter_bytes():
-                    text += chunk
-                    if len(text) > 200_000 or b"\n\n" in text and res.headers.get("content-type", "").startswith("text/event-stream"):
-                        break
-            statuses[res.status_code] = statuses.get(res.status_code, 0) + 1
-            shown = text[:300].decode("utf-8", "replace")
-            context = f"request {i} (seed {SEED}): {verb} {headers.get('mcp-method')!r} {body[:200]!r} -> {res.status_code} {shown}"
-            assert res.status_code < 500, context
-            assert not FORBIDDEN.search(text.decode("utf-8", "replace")), context
-    print("statuses", dict(sorted(statuses.items())))
-    # Most requests reached the database, not only the edge's own checks.
-    assert statuses.get(200, 0) > REQUESTS // 3, statuses
-    # Both still serve a plain call.
+    never = forbidden(who)
+    for i in range(n):
+        verb, headers, body = gen.request()
+        # A stream the server keeps open (subscriptions/listen, GET) is read only this far.
+        with http.stream(verb, MCP_URL, headers=headers, content=body if verb != "GET" else None) as res:
+            text = b""
+            for chunk in res.iter_bytes():
+                text += chunk
+                if len(text) > 200_000 or b"\n\n" in text and res.headers.get("content-type", "").startswith("text/event-stream"):
+                    break
+        statuses[res.status_code] = statuses.get(res.status_code, 0) + 1
+        shown = text[:300].decode("utf-8", "replace")
+        context = f"{who}'s request {i}: {verb} {headers.get('mcp-method')!r} {body[:200]!r} -> {res.status_code} {shown}"
+        assert res.status_code < 500, context
+        assert not never.search(text.decode("utf-8", "replace")), context
+    return statuses
+
+
+def plain_call_works(who: str):
     call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": {"name": "list_projects", "arguments": {},
                        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                                  "io.modelcontextprotocol/clientCapabilities": {},
                                  "io.modelcontextprotocol/clientInfo": {"name": "fuzz", "version": "1"}}}}
-    res = httpx2.post(MCP_URL, json=call, headers={"authorization": f"Bearer {TOKENS['alice']}",
+    res = httpx2.post(MCP_URL, json=call, headers={"authorization": f"Bearer {TOKENS[who]}",
                                                   "accept": "application/json, text/event-stream",
                                                   "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call",
                                                   "mcp-name": "list_projects"}, timeout=30)
-    assert res.status_code == 200 and ME["org"] in res.text and OTHER["org"] not in res.text, res.text[:500]
+    me = USERS[who]
+    assert res.status_code == 200 and me["org"] in res.text and me["other"] not in res.text, res.text[:500]
+
+
+def test_hostile_requests_get_a_client_error_or_an_answer_never_internals():
+    with httpx2.Client(timeout=30) as http:
+        statuses = send(http, Generator(SEED), "alice", REQUESTS)
+    print("statuses", dict(sorted(statuses.items())))
+    # Most requests reached the methods, not only the edge's own checks.
+    assert statuses.get(200, 0) > REQUESTS // 3, statuses
+    plain_call_works("alice")
+
+
+# What changes the tools while the requests run: a description, an EXECUTE grant taken and given
+# back, a tool created and dropped (each a new capability version; every backend rebuilds).
+CHANGES = [
+    "comment on function mcp.list_projects(text) is 'List your projects ({n}). @mcp {{\"title\": \"Projects {n}\"}}'",
+    "revoke execute on function mcp.search_documents(text, integer) from authenticated",
+    "grant execute on function mcp.search_documents(text, integer) to authenticated",
+    "create or replace function mcp.zz_fuzz_{m}() returns int language sql stable as 'select {n}'",
+    "drop function if exists mcp.zz_fuzz_{m}()",
+]
+RESTORE = ["grant execute on function mcp.search_documents(text, integer) to authenticated",
+           "comment on function mcp.list_projects(text) is {comment}",
+           "drop function if exists mcp.zz_fuzz_0(), mcp.zz_fuzz_1(), mcp.zz_fuzz_2()"]
+
+
+def psql(sql: str) -> str:
+    out = subprocess.run(["psql", os.environ["E2E_DATABASE_URL"], "-qAtX", "-v", "ON_ERROR_STOP=1", "-c", sql],
+                         capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def test_alice_and_bob_at_once_while_the_tools_change():
+    comment = psql("select coalesce(quote_literal(obj_description('mcp.list_projects(text)'::regprocedure, 'pg_proc')), 'null')")
+    stop, failures, changes = threading.Event(), [], [0]
+
+    def change():
+        r = random.Random(SEED)
+        try:
+            while not stop.is_set():
+                n = changes[0] = changes[0] + 1
+                psql(r.choice(CHANGES).format(n=n, m=n % 3))
+                time.sleep(0.02)
+        except BaseException as e:
+            failures.append(e)
+
+    def requests(who: str, seed: int):
+        try:
+            with httpx2.Client(timeout=30) as http:
+                send(http, Generator(seed, who), who, REQUESTS // 2)
+        except BaseException as e:  # the assertion, to the main thread
+            failures.append(e)
+
+    changer = threading.Thread(target=change)
+    clients = [threading.Thread(target=requests, args=(who, SEED + k))
+               for k, who in enumerate(["alice", "bob", "alice", "bob"])]
+    changer.start()
+    try:
+        for t in clients:
+            t.start()
+        for t in clients:
+            t.join()
+    finally:
+        stop.set()
+        changer.join()
+        for sql in RESTORE:
+            psql(sql.format(comment=comment))
+    assert not failures, failures[0]
+    assert changes[0] >= 20, changes[0]  # the tools really changed while the requests ran
+    plain_call_works("alice")
+    plain_call_works("bob")

@@ -14,6 +14,7 @@ import subprocess
 import threading
 import time
 import uuid
+from urllib.parse import urlsplit
 
 import httpx2
 
@@ -120,8 +121,22 @@ class Generator:
             p["_meta"] = self.meta(version)
         return p if r.random() < 0.95 else self.value()
 
-    def request(self) -> tuple[str, dict, bytes]:
-        """(HTTP method, headers, body) of one request: most are well-formed around their params (so
+    def url(self) -> str:
+        """The MCP URL, now and then another path of the edge's, or one it does not serve."""
+        r = self.r
+        if r.random() < 0.9:
+            return MCP_URL
+        base = urlsplit(MCP_URL)
+        root = f"{base.scheme}://{base.netloc}"
+        return r.choice([
+            MCP_URL + "/", MCP_URL + "/..", MCP_URL + "/consent", MCP_URL + "/consent/../../x", MCP_URL + "?a=1&a=2",
+            MCP_URL + "%2F..%2F", MCP_URL + "//", MCP_URL + "/" + "x" * 3000, root + "/", root + "/functions/v1/",
+            root + "/.well-known/oauth-protected-resource" + base.path, root + "/.well-known/oauth-protected-resource",
+            root + "/.well-known/oauth-authorization-server", root + base.path.upper(), root + "/%00",
+        ])
+
+    def request(self) -> tuple[str, str, dict, bytes]:
+        """(HTTP method, URL, headers, body) of one request: most are well-formed around their params (so
         that they reach the methods), the rest are random throughout."""
         r = self.r
         well_formed = r.random() < 0.6
@@ -140,7 +155,7 @@ class Generator:
                 headers["mcp-method"] = method
                 if isinstance(msg["params"], dict) and isinstance(msg["params"].get("name"), str):
                     headers["mcp-name"] = msg["params"]["name"][:200]
-            return "POST", {k: v.encode() for k, v in headers.items()}, json.dumps(msg).encode()
+            return "POST", MCP_URL, {k: v.encode() for k, v in headers.items()}, json.dumps(msg).encode()
         version = r.choice(VERSIONS) if r.random() < 0.6 else None
         method = r.choice(METHODS) if r.random() < 0.95 else self.value()
         msg = {"jsonrpc": "2.0" if r.random() < 0.95 else self.value(), "method": method}
@@ -170,9 +185,9 @@ class Generator:
                 headers[key] = self.text()[:300]
         if r.random() < 0.05:
             headers["authorization"] = r.choice(["Bearer " + self.token[:-3], "Bearer", "Basic x", self.token])
-        verb = r.choice(["POST"] * 18 + ["GET", "DELETE", "PUT"])
+        verb = r.choice(["POST"] * 18 + ["GET", "DELETE", "PUT", "OPTIONS", "HEAD", "PATCH"])
         # As bytes: a header may carry what is not ASCII (a method name's é, say), as a client may send.
-        return verb, {k: v.encode() for k, v in headers.items()}, raw
+        return verb, self.url(), {k: v.encode() for k, v in headers.items()}, raw
 
 
 def send(http: httpx2.Client, gen: Generator, who: str, n: int) -> dict[int, int]:
@@ -180,9 +195,9 @@ def send(http: httpx2.Client, gen: Generator, who: str, n: int) -> dict[int, int
     statuses: dict[int, int] = {}
     never = forbidden(who)
     for i in range(n):
-        verb, headers, body = gen.request()
+        verb, url, headers, body = gen.request()
         # A stream the server keeps open (subscriptions/listen, GET) is read only this far.
-        with http.stream(verb, MCP_URL, headers=headers, content=body if verb != "GET" else None) as res:
+        with http.stream(verb, url, headers=headers, content=body if verb not in ("GET", "HEAD") else None) as res:
             text = b""
             for chunk in res.iter_bytes():
                 text += chunk
@@ -190,7 +205,7 @@ def send(http: httpx2.Client, gen: Generator, who: str, n: int) -> dict[int, int
                     break
         statuses[res.status_code] = statuses.get(res.status_code, 0) + 1
         shown = text[:300].decode("utf-8", "replace")
-        context = f"{who}'s request {i}: {verb} {headers.get('mcp-method')!r} {body[:200]!r} -> {res.status_code} {shown}"
+        context = f"{who}'s request {i}: {verb} {url[:200]} {headers.get('mcp-method')!r} {body[:200]!r} -> {res.status_code} {shown}"
         assert res.status_code < 500, context
         assert not never.search(text.decode("utf-8", "replace")), context
     return statuses

@@ -3,7 +3,7 @@
 # edge against the test cluster: tests/e2e/run.sh   (PGPORT = the cluster, default 54339)
 #   1. (re)creates database chumbo_e2e with the example app, role chumbo_edge, dev bearer auth
 #   2. starts the edge on 127.0.0.1/::1:$E2E_PORT (default 54361), mints tokens
-#   3. node --test ts/clients.test.mjs (SDK 1.32, legacy era), pytest py/ (mcp 2.3.0: legacy and auto,
+#   3. node --test ts/clients.test.mjs (SDK 1.32, legacy era), pytest py/ (hostile requests, raw HTTP; mcp 2.3.0: legacy and auto,
 #      which must land on 2026-07-28), node --test ts/modern.test.mjs (client 2.4.0 on 2026-07-28,
 #      subscriptions/listen fed by a COMMENT through psql), ts/skills.test.mjs (SEP-2640 skills: the
 #      README's install block, then the client's ext/skills API in both eras), ts/state.test.mjs, ts/edge_security.test.mjs

@@ -270,8 +270,12 @@ def test_alice_and_bob_at_once_while_the_tools_change():
 
     def requests(who: str, seed: int):
         try:
+            gen = Generator(seed, who)
             with httpx2.Client(timeout=30) as http:
-                send(http, Generator(seed, who), who, REQUESTS // 2)
+                send(http, gen, who, REQUESTS // 2)
+                # On a fast machine: on until the tools really changed a number of times meanwhile.
+                while changes[0] < 20 and not failures:
+                    send(http, gen, who, 50)
         except BaseException as e:  # the assertion, to the main thread
             failures.append(e)
 
@@ -290,6 +294,5 @@ def test_alice_and_bob_at_once_while_the_tools_change():
         for sql in RESTORE:
             psql(sql.format(comment=comment))
     assert not failures, failures[0]
-    assert changes[0] >= 20, changes[0]  # the tools really changed while the requests ran
     plain_call_works("alice")
     plain_call_works("bob")

@@ -2,8 +2,16 @@
 //! registry can report the bytes it holds (`chumbo.cache_stats()`) rather than guess from RssAnon,
 //! which also moves with PostgreSQL's caches and malloc's fragmentation. Backends are
 //! single-threaded; relaxed atomics only keep the statics `Sync`.
+//!
+//! The allocations themselves go to mimalloc rather than glibc's malloc. A tools/list builds and
+//! drops thousands of small values, and glibc's free lists, fragmented by each registry rebuild,
+//! made every later call slower until the next one: with one COMMENT a second, a 1,000-tool
+//! tools/list ran at 0.84–0.95× of its warm rate, and at 0.97–1.07× with mimalloc, which also
+//! serves it 9–25% faster warm (bench/analysis.md, issue 32, session 26). PostgreSQL's own memory
+//! (palloc) stays glibc's.
 
-use std::alloc::{GlobalAlloc, Layout, System};
+use mimalloc::MiMalloc;
+use std::alloc::{GlobalAlloc, Layout};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 struct Counting;
@@ -18,11 +26,11 @@ fn grew(n: usize) {
     }
 }
 
-// SAFETY: every method forwards to the system allocator with the caller's arguments unchanged and
+// SAFETY: every method forwards to mimalloc with the caller's arguments unchanged and
 // only counts sizes on success.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = System.alloc(layout);
+        let p = MiMalloc.alloc(layout);
         if !p.is_null() {
             grew(layout.size());
         }
@@ -30,7 +38,7 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let p = System.alloc_zeroed(layout);
+        let p = MiMalloc.alloc_zeroed(layout);
         if !p.is_null() {
             grew(layout.size());
         }
@@ -38,12 +46,12 @@ unsafe impl GlobalAlloc for Counting {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        System.dealloc(ptr, layout);
+        MiMalloc.dealloc(ptr, layout);
         LIVE.fetch_sub(layout.size(), Relaxed);
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = System.realloc(ptr, layout, new_size);
+        let p = MiMalloc.realloc(ptr, layout, new_size);
         if !p.is_null() {
             LIVE.fetch_sub(layout.size(), Relaxed);
             grew(new_size);
@@ -82,15 +90,18 @@ pub fn net<R>(f: impl FnOnce() -> R) -> (R, usize) {
     (r, live().saturating_sub(before))
 }
 
-/// Gives memory freed by a rebuild back to the kernel: glibc keeps freed heap pages otherwise,
-/// and every backend would carry the peak of its last rebuild.
+/// Gives memory freed by a rebuild back to the kernel, Rust's (mimalloc's) and PostgreSQL's
+/// (glibc's: the catalog rows the build decoded): both keep freed pages otherwise, and every
+/// backend would carry the peak of its last rebuild.
 pub fn trim() {
     extern "C" {
         fn malloc_trim(pad: usize) -> i32;
     }
-    // SAFETY: malloc_trim only releases free heap memory; glibc is the C library of every
-    // platform chumbo supports (Debian).
+    // SAFETY: both only release free memory: mi_collect(force) this thread's unused pages (a
+    // backend has one thread), malloc_trim glibc's; glibc is the C library of every platform
+    // chumbo supports (Debian).
     unsafe {
+        libmimalloc_sys::mi_collect(true);
         malloc_trim(0);
     }
 }

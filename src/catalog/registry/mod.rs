@@ -340,7 +340,8 @@ pub fn current() -> Rc<Registry> {
                 .as_deref()
                 .filter(|p| p.settled && p.built_in.is_none_or(|x| x == xid))
                 .and_then(|p| changes_since(p.version, committed));
-            if touched.is_none() {
+            let full = touched.is_none();
+            if full {
                 // Keys and settings may have moved with it: tokens verified under them go too.
                 crate::identity::auth::forget_verified_tokens();
             }
@@ -356,10 +357,11 @@ pub fn current() -> Rc<Registry> {
                 r
             });
             // The previous registry's unshared parts and the build's temporaries are free now.
-            // Given back only when that is a lot (a build that reflected many functions): the
-            // next request would otherwise fault its own working set back in, page by page,
-            // after every small change (~3–4 ms for a tools/list of 1,000 tools).
-            if peak.saturating_sub(alloc::live()) > TRIM_ABOVE {
+            // Given back after a build of everything (a backend's first, or after keys or
+            // settings moved), and after any build that freed a lot; not after a small change,
+            // or the next request would fault its own working set back in, page by page
+            // (~3–4 ms for a tools/list of 1,000 tools).
+            if full || peak.saturating_sub(alloc::live()) > TRIM_ABOVE {
                 alloc::trim();
             }
             r

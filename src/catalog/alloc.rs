@@ -5,10 +5,9 @@
 //!
 //! The allocations themselves go to mimalloc rather than glibc's malloc. A tools/list builds and
 //! drops thousands of small values, and glibc's free lists, fragmented by each registry rebuild,
-//! made every later call slower until the next one: with one COMMENT a second, a 1,000-tool
-//! tools/list ran at 0.84–0.95× of its warm rate, and at 0.97–1.07× with mimalloc, which also
-//! serves it 9–25% faster warm (bench/analysis.md, issue 32, session 26). PostgreSQL's own memory
-//! (palloc) stays glibc's.
+//! made every later call slower until the next one; with mimalloc a 1,000-tool tools/list was
+//! ahead in each of nine interleaved rounds, by 7–36% warm and 14–40% with a COMMENT a second
+//! (bench/analysis.md, issue 32 session 26). PostgreSQL's own memory (palloc) stays glibc's.
 
 use mimalloc::MiMalloc;
 use std::alloc::{GlobalAlloc, Layout};

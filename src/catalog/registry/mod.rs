@@ -357,8 +357,10 @@ pub fn current() -> Rc<Registry> {
                 r
             });
             // The previous registry's unshared parts and the build's temporaries are free now.
-            // Given back after a build of everything (a backend's first, or after keys or
-            // settings moved), and after any build that freed a lot; not after a small change,
+            // Given back after a build of everything (a backend's first; after a change that may
+            // touch every function, such as keys, settings or types; after a registry built
+            // mid-change or inside a transaction), and after any build that freed a lot; not
+            // after a small change,
             // or the next request would fault its own working set back in, page by page
             // (~3–4 ms for a tools/list of 1,000 tools).
             if full || peak.saturating_sub(alloc::live()) > TRIM_ABOVE {

@@ -204,10 +204,7 @@ fn process_message(
         }
     };
     let mut reply = Reply::of(response, as_text);
-    let capability = params
-        .get("name")
-        .or_else(|| params.get("uri"))
-        .and_then(Value::as_str);
+    let (capability, declared) = declared_target(registry, &method, &params, class == "ok");
     if registry.settings.audit {
         let bytes = match &reply.text {
             Some(text) => text.len(),
@@ -219,10 +216,13 @@ fn process_message(
             }
             None => crate::render::written_len(&reply.value),
         };
-        let opted_in = capability
-            .and_then(|n| registry.find(n, registry::Kind::Tool))
-            .and_then(|c| c.meta.audit.as_ref())
-            .is_some_and(|a| a.arguments);
+        // What a capability that opts in has recorded: a tool's arguments, a resource's URI.
+        let detail = declared
+            .filter(|c| c.meta.audit.as_ref().is_some_and(|a| a.arguments))
+            .map(|c| match c.kind {
+                registry::Kind::Tool => json!({"arguments": params.get("arguments")}),
+                _ => json!({"uri": params.get("uri")}),
+            });
         crate::trace_context::timed("audit", || {
             ledger::audit(
                 last,
@@ -235,7 +235,7 @@ fn process_message(
                     outcome: &class,
                     duration_ms: started.elapsed().as_secs_f64() * 1000.0,
                     bytes,
-                    detail: opted_in.then(|| json!({"arguments": params.get("arguments")})),
+                    detail,
                     run_id: run.as_ref().map(|r| r.id.as_str()),
                 },
             )
@@ -259,6 +259,41 @@ fn process_message(
         missing_scopes,
         events,
     }
+}
+
+/// What a message is about, as the server declared it, for its audit row, the metrics view and
+/// its trace: the name of a tool or prompt that exists (whoever may call it), the URI or URI
+/// template of the resource a URI matches, the URI of a skill file or app that was `served`; and
+/// that capability. Never the client's own text: a URI that matches a template carries the
+/// template's parameters, the resource's arguments (kept out as a tool's are, unless it opts in),
+/// and an unknown name or URI is whatever the client sent, which must not name spans or series.
+fn declared_target<'r>(
+    registry: &'r Registry,
+    method: &str,
+    params: &'r Map<String, Value>,
+    served: bool,
+) -> (Option<&'r str>, Option<&'r registry::Capability>) {
+    let text = |key: &str| params.get(key).and_then(Value::as_str);
+    let named = |kind| text("name").and_then(|name| registry.find(name, kind));
+    let found = match method {
+        "tools/call" => named(registry::Kind::Tool),
+        "prompts/get" => named(registry::Kind::Prompt),
+        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
+            let Some(uri) = text("uri") else {
+                return (None, None);
+            };
+            match registry.resources_matching(uri).next() {
+                Some((c, _)) => return (c.meta.resource.as_deref(), Some(c)),
+                // skill files and apps have no parameters: a URI that was served is theirs
+                None if served && (uri.starts_with("skill://") || uri.starts_with("ui://")) => {
+                    return (Some(uri), None)
+                }
+                None => None,
+            }
+        }
+        _ => None,
+    };
+    (found.map(|c| c.name.as_str()), found)
 }
 
 /// chumbo's entry points cannot be reached from inside a capability (or any other

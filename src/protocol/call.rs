@@ -22,13 +22,13 @@ pub(super) fn visible<'r>(
         .capabilities
         .iter()
         .map(|c| &**c)
-        // the visibility predicate last: it runs application code (src/call/policy.rs)
-        .filter(move |c| {
-            kind(c)
-                && ctx.caller.may_use(c)
-                && !ctx.registry.refuses_definer(c)
-                && policy::visible(c, ctx.caller)
-        })
+        .filter(move |c| kind(c) && usable(ctx, c))
+}
+
+/// Whether the caller may see and use `c`. The visibility predicate last: it runs application
+/// code (src/call/policy.rs).
+pub(super) fn usable(ctx: &Context, c: &Capability) -> bool {
+    ctx.caller.may_use(c) && !ctx.registry.refuses_definer(c) && policy::visible(c, ctx.caller)
 }
 
 pub(super) fn offers_completions(ctx: &Context) -> bool {

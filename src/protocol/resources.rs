@@ -1,6 +1,6 @@
 //! The resources family: resources/list, resources/templates/list, resources/read.
 
-use super::call::{method_error, run, visible};
+use super::call::{method_error, run, usable};
 use super::listing::{list, list_then, put_opt};
 use super::{Context, MethodResult};
 use crate::call::execute::Returned;
@@ -83,10 +83,10 @@ fn read_resource(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
     if let Some(answer) = super::apps::read(ctx, uri) {
         return answer;
     }
-    let found = visible(ctx, |c| {
-        matches!(c.kind, Kind::Resource | Kind::ResourceTemplate)
-    })
-    .find_map(|c| c.template.as_ref()?.matches(uri).map(|vars| (c, vars)));
+    let found = ctx
+        .registry
+        .resources_matching(uri)
+        .find(|(c, _)| usable(ctx, c));
     let Some((cap, vars)) = found else {
         return Err(not_found(ctx, uri, vec![]));
     };

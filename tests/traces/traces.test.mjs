@@ -114,7 +114,8 @@ test("a client's _meta traceparent that says not sampled (flags 00): no MCP span
 test("mcp.server.operation.duration: a histogram in seconds by method, tool and outcome, without request ids", async () => {
   const ok = await call(PROTOBUF, toolCall(21, "list_projects", {}));
   assert.equal(ok.status, 200, ok.text);
-  const unknown = await call(PROTOBUF, toolCall(22, "no_such_tool", {}));
+  // a name no tool has is whatever the client sent: it must not make a series of its own
+  const unknown = await call(PROTOBUF, toolCall(22, "made-up-name-8231", {}));
   assert.equal(unknown.status, 200, unknown.text);
   const points = () =>
     readFileSync(`${SPANS}.metrics.jsonl`, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l))
@@ -128,6 +129,8 @@ test("mcp.server.operation.duration: a histogram in seconds by method, tool and 
     );
     const failed = seen.find((p) => p.attributes["error.type"] === "-32602");
     if (called && failed) {
+      assert.equal(failed.attributes["gen_ai.tool.name"], undefined, JSON.stringify(failed));
+      assert.ok(!seen.some((p) => JSON.stringify(p).includes("made-up-name")), "an unknown name in a series");
       assert.equal(called.unit, "s");
       assert.ok(called.count >= 1 && called.sum > 0 && called.sum / called.count < 10, JSON.stringify(called));
       assert.deepEqual(called.attributes, {
@@ -304,7 +307,7 @@ test("a traceparent only as an HTTP header: the edge's HTTP span is under the cl
   assert.equal(audited(traceId), 1);
 });
 
-test("a tool that fails (isError): error.type tool_error, status ERROR; an unknown tool: error.type -32602", async () => {
+test("a tool that fails (isError): error.type tool_error, status ERROR; an unknown tool: error.type -32602, not named", async () => {
   // No traceparent at all: the trace id in the tool's error message is the exported trace's.
   const failed = await call(
     PROTOBUF,
@@ -326,10 +329,15 @@ test("a tool that fails (isError): error.type tool_error, status ERROR; an unkno
     traceparent: `00-${unknownTrace}-${hex(8)}-01`,
   });
   assert.equal(unknown.body.error?.code, -32602, unknown.text);
+  // A name no tool has is whatever the client sent: the span is the method's alone (span names
+  // must stay few), and no attribute carries the name.
   const rpc = await waitFor(
-    "span tools/call no_such_tool",
-    (all) => all.find((s) => s.trace_id === unknownTrace && s.name === "tools/call no_such_tool"),
+    "span tools/call",
+    (all) => all.find((s) => s.trace_id === unknownTrace && s.kind === SERVER && s.name.startsWith("tools/call")),
   );
+  assert.equal(rpc.name, "tools/call");
+  assert.equal(rpc.attributes["gen_ai.tool.name"], undefined);
+  assert.ok(!JSON.stringify(rpc).includes("no_such_tool"), JSON.stringify(rpc));
   assert.equal(rpc.status, ERROR);
   assert.equal(rpc.attributes["error.type"], "-32602");
   assert.equal(rpc.attributes["rpc.response.status_code"], "-32602");

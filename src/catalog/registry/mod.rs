@@ -272,6 +272,24 @@ impl Registry {
             .get(&(name.to_string(), kind_key(kind)))
             .map(|&i| &*self.capabilities[i])
     }
+
+    /// What a resource URI names, the way resources/read resolves it: a resource declared with
+    /// exactly that URI before any template that matches it (a template matches many URIs; the
+    /// resource declared with this one is the one meant), then the templates in the registry's
+    /// order; each with its template's variables.
+    pub fn resources_matching<'r>(
+        &'r self,
+        uri: &'r str,
+    ) -> impl Iterator<Item = (&'r Capability, Vec<(String, String)>)> + 'r {
+        [Kind::Resource, Kind::ResourceTemplate]
+            .into_iter()
+            .flat_map(move |kind| {
+                self.capabilities
+                    .iter()
+                    .filter(move |c| c.kind == kind)
+                    .filter_map(move |c| Some((&**c, c.template.as_ref()?.matches(uri)?)))
+            })
+    }
 }
 
 mod catalog;

@@ -122,6 +122,7 @@ fn process_message(
         Ok(Message::Request { id, method, params }) => (id, method, params),
     };
     let started = std::time::Instant::now();
+    let known = protocol::known_method(&method);
     DISPATCHED.with(|d| d.set(true));
     let progress = params
         .get("_meta")
@@ -191,7 +192,7 @@ fn process_message(
                 PgLogLevel::LOG_SERVER_ONLY,
                 PgSqlErrorCode::ERRCODE_SUCCESSFUL_COMPLETION,
                 format!(
-                    "chumbo trace {trace}: {method} failed with {}: {}",
+                    "chumbo trace {trace}: {known} failed with {}: {}",
                     e.sqlstate, e.message
                 )
             );
@@ -229,7 +230,7 @@ fn process_message(
                 ledger::Event {
                     trace_id: &trace,
                     era: era.audit_name(),
-                    method: Some(method.as_str()),
+                    method: Some(known),
                     capability,
                     principal: caller.principal.digest(),
                     outcome: &class,
@@ -242,7 +243,7 @@ fn process_message(
         });
     }
     crate::trace_context::message_ends(crate::trace_context::MessageFacts {
-        method: &method,
+        method: known,
         target: capability,
         request_id: &id,
         protocol_version: era.version(),
@@ -261,12 +262,13 @@ fn process_message(
     }
 }
 
-/// What a message is about, as the server declared it, for its audit row, the metrics view and
-/// its trace: the name of a tool or prompt that exists (whoever may call it), the URI or URI
-/// template of the resource a URI matches, the URI of a skill file or app that was `served`; and
-/// that capability. Never the client's own text: a URI that matches a template carries the
-/// template's parameters, the resource's arguments (kept out as a tool's are, unless it opts in),
-/// and an unknown name or URI is whatever the client sent, which must not name spans or series.
+/// What a message is about, as the server declared it (its method: [protocol::known_method]), for
+/// its audit row, the metrics view and its trace: the name of a tool or prompt that exists
+/// (whoever may call it), the URI or URI template of the resource a URI matches, the URI of a
+/// skill file or app that was `served`; and that capability. Never the client's own text: a URI
+/// that matches a template carries the template's parameters, the resource's arguments (kept out
+/// as a tool's are, unless it opts in), and an unknown name or URI is whatever the client sent,
+/// which must not name spans or series.
 fn declared_target<'r>(
     registry: &'r Registry,
     method: &str,

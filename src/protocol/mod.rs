@@ -61,6 +61,20 @@ pub fn dispatch(ctx: &Context, method: &str, params: &Map<String, Value>) -> Met
     }
 }
 
+/// `method` when it is one of MCP's that chumbo knows (in any revision), else `_OTHER` (as
+/// OpenTelemetry's HTTP conventions record a method they do not know): what the audit row,
+/// chumbo.metrics and the trace record. A method a client made up is its own text, which must not
+/// reach them: it could carry anything, and would make a metric series per made-up name.
+pub fn known_method(method: &str) -> &'static str {
+    FAMILIES
+        .iter()
+        .flat_map(|(methods, _)| methods.iter())
+        .chain([&subscriptions::METHOD])
+        .find(|m| **m == method)
+        .copied()
+        .unwrap_or("_OTHER")
+}
+
 pub(super) fn not_found(method: &str) -> Error {
     Error::MethodNotFound(method.to_string())
 }

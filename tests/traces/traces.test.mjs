@@ -117,6 +117,9 @@ test("mcp.server.operation.duration: a histogram in seconds by method, tool and 
   // a name no tool has is whatever the client sent: it must not make a series of its own
   const unknown = await call(PROTOBUF, toolCall(22, "made-up-name-8231", {}));
   assert.equal(unknown.status, 200, unknown.text);
+  // and a made-up method is `_OTHER`, as OpenTelemetry's HTTP conventions record an unknown method
+  const noMethod = await call(PROTOBUF, { jsonrpc: "2.0", id: 23, method: "made-up/method-8231" });
+  assert.equal(noMethod.body.error?.code, -32601, noMethod.text);
   const points = () =>
     readFileSync(`${SPANS}.metrics.jsonl`, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l))
       .filter((p) => p.name === "mcp.server.operation.duration" && p.service === "chumbo-traces-protobuf");
@@ -128,9 +131,11 @@ test("mcp.server.operation.duration: a histogram in seconds by method, tool and 
       p.attributes["gen_ai.tool.name"] === "list_projects" && !p.attributes["error.type"]
     );
     const failed = seen.find((p) => p.attributes["error.type"] === "-32602");
-    if (called && failed) {
+    const other = seen.find((p) => p.attributes["mcp.method.name"] === "_OTHER");
+    if (called && failed && other) {
+      assert.equal(other.attributes["error.type"], "-32601", JSON.stringify(other));
       assert.equal(failed.attributes["gen_ai.tool.name"], undefined, JSON.stringify(failed));
-      assert.ok(!seen.some((p) => JSON.stringify(p).includes("made-up-name")), "an unknown name in a series");
+      assert.ok(!seen.some((p) => JSON.stringify(p).includes("made-up")), "a made-up name or method in a series");
       assert.equal(called.unit, "s");
       assert.ok(called.count >= 1 && called.sum > 0 && called.sum / called.count < 10, JSON.stringify(called));
       assert.deepEqual(called.attributes, {

@@ -3,9 +3,10 @@
 -- request's `name` or `uri` as sent: a resource URI that matched a template put the template's
 -- parameters (the resource's arguments: an e-mail address here) into the audit row, and from
 -- there into chumbo.metrics, which a monitoring role may read; and an unknown tool's name, any
--- string a client makes up, named the trace's span and a series of the edge's duration metric.
--- Now: a tool's or prompt's name when one by that name exists (whoever may call it), the
--- declared URI or URI template of the resource a URI matches, else nothing. A resource that opts
+-- string a client makes up, named the trace's span and a series of the edge's duration metric,
+-- as did a made-up method. Now: a tool's or prompt's name when one by that name exists (whoever
+-- may call it), the declared URI or URI template of the resource a URI matches, else nothing; a
+-- method chumbo does not know is `_OTHER`. A resource that opts
 -- in (@mcp {"audit": {"arguments": true}}) has its URI recorded in `detail`, as a tool that opts
 -- in has its arguments. And a URI names the resource declared with exactly that URI before any
 -- template it also matches (before, the first match in the registry's order: notes://{id} took
@@ -39,7 +40,8 @@ insert into public.sent (label, answer) values
   ('template', pg_temp.send('resources/read', '{"uri": "notes://alice%40example.com"}')),
   ('static resource', pg_temp.send('resources/read', '{"uri": "notes://index"}')),
   ('no resource matches', pg_temp.send('resources/read', '{"uri": "nomatch://bob@example.com"}')),
-  ('template that opts in', pg_temp.send('resources/read', '{"uri": "ledger://erin%40example.com"}'));
+  ('template that opts in', pg_temp.send('resources/read', '{"uri": "ledger://erin%40example.com"}')),
+  ('unknown method', pg_temp.send('frank@example.com/list', '{}'));
 -- each answered as before: the change is only in what is recorded
 select label, coalesce(answer #>> '{result,contents,0,text}', answer #>> '{result,content,0,text}',
                        answer #>> '{result,messages,0,content,text}', answer #>> '{error,code}') as answered
@@ -49,9 +51,9 @@ select s.label, e.method, e.capability, e.outcome, e.detail
  order by e.id;
 -- nothing the client wrote into a name or URI is in a row, unless the resource opted in
 select count(*) as leaks from chumbo.audit_events e
- where (e.capability || coalesce(e.detail::text, '')) ~ '(alice|bob|carol|dave)(@|%40)example\.com';
+ where (e.method || coalesce(e.capability, '') || coalesce(e.detail::text, '')) ~ '(alice|bob|carol|dave|frank)(@|%40)example\.com';
 select method, capability, calls from chumbo.metrics order by method, capability;
-select count(*) as leaks_in_metrics from chumbo.metrics where capability ~ '(@|%40)example\.com';
+select count(*) as leaks_in_metrics from chumbo.metrics where method || coalesce(capability, '') ~ '(@|%40)example\.com';
 
 -- the trace's facts (what names the edge's span and its duration metric's series) likewise
 create function pg_temp.target(body jsonb) returns jsonb language sql as $$
@@ -63,7 +65,8 @@ select m ->> 'method' as method, m ->> 'target' as target, m ->> 'outcome' as ou
   from (values (1, '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"words":"zebra"}}}'::jsonb),
                (2, '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"carol@example.com"}}'),
                (3, '{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"notes://alice%40example.com"}}'),
-               (4, '{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"nomatch://bob@example.com"}}')) b(n, body),
+               (4, '{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"nomatch://bob@example.com"}}'),
+               (5, '{"jsonrpc":"2.0","id":5,"method":"frank@example.com/list"}')) b(n, body),
        pg_temp.target(body) m
  order by n;
 rollback;

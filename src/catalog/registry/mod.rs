@@ -14,11 +14,10 @@ use pgrx::prelude::*;
 use pgrx::{pg_sys, JsonB};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
-use std::cell::RefCell;
+use std::{cell::RefCell, rc::Rc};
 // FxHash: the keys are oids and names from the catalog (the app owner's), hashed ~10 times per
 // function at every rebuild; SipHash was a third of a rebuild after one change with 10,000 tools.
 use rustc_hash::FxHashMap as HashMap;
-use std::rc::Rc;
 
 /// Names chumbo gives the parts of a call's SQL (see execute); no parameter may take one
 /// (reflection refuses them), so a parameter called `r` or `a` cannot be confused with them.
@@ -273,22 +272,16 @@ impl Registry {
             .map(|&i| &*self.capabilities[i])
     }
 
-    /// What a resource URI names, the way resources/read resolves it: a resource declared with
-    /// exactly that URI before any template that matches it (a template matches many URIs; the
-    /// resource declared with this one is the one meant), then the templates in the registry's
-    /// order; each with its template's variables.
+    /// What a resource URI names, as resources/read resolves it: a resource declared with exactly
+    /// that URI before the templates it matches (in the registry's order), with their variables.
     pub fn resources_matching<'r>(
         &'r self,
         uri: &'r str,
     ) -> impl Iterator<Item = (&'r Capability, Vec<(String, String)>)> + 'r {
-        [Kind::Resource, Kind::ResourceTemplate]
-            .into_iter()
-            .flat_map(move |kind| {
-                self.capabilities
-                    .iter()
-                    .filter(move |c| c.kind == kind)
-                    .filter_map(move |c| Some((&**c, c.template.as_ref()?.matches(uri)?)))
-            })
+        let of = move |kind| self.capabilities.iter().filter(move |c| c.kind == kind);
+        of(Kind::Resource)
+            .chain(of(Kind::ResourceTemplate))
+            .filter_map(move |c| Some((&**c, c.template.as_ref()?.matches(uri)?)))
     }
 }
 

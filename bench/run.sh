@@ -389,8 +389,13 @@ CHUMBO_EDGE_ID=$SAMPLED_ID CHUMBO_PORT=$SAMPLED_PORT CHUMBO_DB_POOL=$DB_POOL EDG
   OTEL_SERVICE_NAME=chumbo-bench-sampled "$ROOT/scripts/edge.sh" start >/dev/null
 SAMPLED_PID="$(cat "$STATE/$SAMPLED_ID.pid")"
 SAMPLED_URL="http://127.0.0.1:$SAMPLED_PORT/functions/v1/mcp"
+# In a session of its own, as scripts/edge.sh starts each edge: with the kernel's autogroups
+# (/proc/sys/kernel/sched_autogroup_enabled), a session is what the scheduler shares CPU between,
+# so both servers are placed alike, apart from the load generators (an edge sharing wrk's session
+# had a p99 four to ten times its own; the reference moved within the noise: bench/analysis.md,
+# session 27).
 DATABASE_URL="$DBURL" JWKS_FILE="$WORK/jwks.json" JWT_ISSUER="$ISSUER" JWT_AUDIENCE="$EDGE_URL" PORT="$REF_PORT" \
-  DB_POOL="$DB_POOL" node bench/reference/server.mjs >"$WORK/reference.log" 2>&1 &
+  DB_POOL="$DB_POOL" setsid node bench/reference/server.mjs >"$WORK/reference.log" 2>&1 &
 REF_PID=$!
 for _ in $(seq 100); do
   [[ "$(curl -s -o /dev/null -w '%{http_code}' -X POST "$REF_URL" || true)" == 401 ]] && break; sleep 0.1

@@ -371,9 +371,8 @@ pub fn current() -> Rc<Registry> {
             // Given back after a build of everything (a backend's first; after a change that may
             // touch every function, such as keys, settings or types; after a registry built
             // mid-change or inside a transaction), and after any build that freed a lot; not
-            // after a small change,
-            // or the next request would fault its own working set back in, page by page
-            // (~3–4 ms for a tools/list of 1,000 tools).
+            // after a small change, or the next request would fault its own working set back in,
+            // page by page (~3–4 ms for a tools/list of 1,000 tools).
             if full || peak.saturating_sub(alloc::live()) > TRIM_ABOVE {
                 alloc::trim();
             }

@@ -217,12 +217,17 @@ fn process_message(
             }
             None => crate::render::written_len(&reply.value),
         };
-        // What a capability that opts in has recorded: a tool's arguments, a resource's URI.
+        // What a capability that opts in has recorded: a tool's or prompt's arguments, a
+        // resource's URI.
         let detail = declared
             .filter(|c| c.meta.audit.as_ref().is_some_and(|a| a.arguments))
             .map(|c| match c.kind {
-                registry::Kind::Tool => json!({"arguments": params.get("arguments")}),
-                _ => json!({"uri": params.get("uri")}),
+                registry::Kind::Resource | registry::Kind::ResourceTemplate => {
+                    json!({"uri": params.get("uri")})
+                }
+                registry::Kind::Tool | registry::Kind::Prompt => {
+                    json!({"arguments": params.get("arguments")})
+                }
             });
         crate::trace_context::timed("audit", || {
             ledger::audit(

@@ -6,10 +6,10 @@
 -- string a client makes up, named the trace's span and a series of the edge's duration metric,
 -- as did a made-up method. Now: a tool's or prompt's name when one by that name exists (whoever
 -- may call it), the declared URI or URI template of the resource a URI matches, else nothing; a
--- method chumbo does not know is `_OTHER`. A resource that opts
--- in (@mcp {"audit": {"arguments": true}}) has its URI recorded in `detail`, as a tool that opts
--- in has its arguments. And a URI names the resource declared with exactly that URI before any
--- template it also matches (before, the first match in the registry's order: notes://{id} took
+-- method chumbo does not know is `_OTHER`. A resource that opts in
+-- (@mcp {"audit": {"arguments": true}}) has its URI recorded in `detail`, as a tool or a prompt
+-- that opts in has its arguments. And a URI names the resource declared with exactly that URI
+-- before any template it also matches (before, the first match in the registry's order: notes://{id} took
 -- notes://index from the resource declared as notes://index).
 begin;
 select chumbo.configure('{"auth_mode":"public"}') ->> 'auth_mode' as mode;
@@ -19,14 +19,16 @@ create function mcp.note(id text) returns text language sql as $$ select 'note o
 create function mcp.note_index() returns text language sql as $$ select 'all notes' $$;
 create function mcp.ledger(id text) returns text language sql as $$ select 'entry ' || id $$;
 create function mcp.greet(who text) returns text language sql as $$ select 'Say hello to ' || who $$;
+create function mcp.greet_audited(who text) returns text language sql as $$ select 'Say hello to ' || who $$;
 comment on function mcp.note(text) is '@mcp {"resource": "notes://{id}"}';
 comment on function mcp.note_index() is '@mcp {"resource": "notes://index"}';
 comment on function mcp.ledger(text) is '@mcp {"resource": "ledger://{id}", "audit": {"arguments": true}}';
 comment on function mcp.greet(text) is '@mcp {"prompt": true}';
+comment on function mcp.greet_audited(text) is '@mcp {"prompt": true, "audit": {"arguments": true}}';
 revoke execute on function mcp.echo(text), mcp.admin_only(), mcp.note(text), mcp.note_index(),
-  mcp.ledger(text), mcp.greet(text) from public;
+  mcp.ledger(text), mcp.greet(text), mcp.greet_audited(text) from public;
 grant execute on function mcp.echo(text), mcp.note(text), mcp.note_index(), mcp.ledger(text),
-  mcp.greet(text) to anon;
+  mcp.greet(text), mcp.greet_audited(text) to anon;
 delete from chumbo.audit_events;
 create function pg_temp.send(method text, params jsonb) returns jsonb language sql as $$
   select chumbo.handle(jsonb_build_object('jsonrpc', '2.0', 'id', 1, 'method', method, 'params', params), '{"role":"anon"}') $$;
@@ -37,6 +39,7 @@ insert into public.sent (label, answer) values
   ('unknown tool', pg_temp.send('tools/call', '{"name": "carol@example.com"}')),
   ('prompt', pg_temp.send('prompts/get', '{"name": "greet", "arguments": {"who": "zebra"}}')),
   ('unknown prompt', pg_temp.send('prompts/get', '{"name": "dave@example.com"}')),
+  ('prompt that opts in', pg_temp.send('prompts/get', '{"name": "greet_audited", "arguments": {"who": "zebra"}}')),
   ('template', pg_temp.send('resources/read', '{"uri": "notes://alice%40example.com"}')),
   ('static resource', pg_temp.send('resources/read', '{"uri": "notes://index"}')),
   ('no resource matches', pg_temp.send('resources/read', '{"uri": "nomatch://bob@example.com"}')),

@@ -274,6 +274,8 @@ def render(results_path, meta_path, out_path):
         mem_ok = (cache10k_mib <= 40, f"cache {cache10k_mib:.1f} MiB per backend")
     row("tools/call (1 row) with 10,000 tools vs 100 (c=8, TPS: 100 over 10,000)", tps(g("call_one_100")),
         tps(g("call_one_10000")), "TPS", "≤ 1.1×; cache ≤ 40 MiB", lambda r: r <= 1.1, also=mem_ok)
+    row("resources/list and resources/read with 10,000 tools vs 100 (c=8, TPS: 100 over 10,000)",
+        tps(g("resources_100")), tps(g("resources_10000")), "TPS", "≤ 1.1×", lambda r: r <= 1.1)
     ddl = [x / y for x, y in zip((g("list_1000_ddl1s") or {}).get("round_tps", []),
                                   (g("list_1000") or {}).get("round_tps", [])) if y]
     row("tools/list while one tool's COMMENT changes every second (1,000 tools, c=8) vs warm",
@@ -349,6 +351,8 @@ def render(results_path, meta_path, out_path):
                         ("list_10000", "tools/list, 10,000 tools, warm"),
                         ("call_one_100", f"`chumbo.handle` tools/call, {f(ro)} row, 100 tools"),
                         ("call_one_10000", f"`chumbo.handle` tools/call, {f(ro)} row, 10,000 tools"),
+                        ("resources_100", "`chumbo.handle` resources/list and read, 100 tools"),
+                        ("resources_10000", "`chumbo.handle` resources/list and read, 10,000 tools"),
                         ("list_1000_ddl1s", "tools/list, 1,000 tools, a COMMENT changing every second")):
         for c in clients:
             cpu_row(f"{label} (pgbench), c={c}", g(name, c), (g(name, c) or {}).get("n"))

@@ -8,7 +8,8 @@
 #      like-for-like floor and the plain floor (bench/sql/floor.sql); a do-nothing tool
 #      (bench_noop, `select 1`) against its like-for-like floor; the first page of tools/list with
 #      100, 1,000 and 10,000 tools, and with 1,000 while one tool's COMMENT changes every second;
-#      the one-row tools/call with 100 and with 10,000 tools. The sides of a comparison
+#      the one-row tools/call, and resources/list with a resources/read, with 100 and with 10,000
+#      tools. The sides of a comparison
 #      alternate in rounds; CPU time per call of the backends and of pgbench from /proc.
 #   2. end to end: wrk (Debian) against the chumbo edge (scripts/edge.sh) and the reference Node
 #      server (bench/reference: official MCP SDK, jose, pg), same tokens, same tool, and pgbench
@@ -201,6 +202,10 @@ done
 for db in "$DB100" "$DB10K"; do   # the one-row call answers one row with 100 and 10,000 tools
   check "$db" "select jsonb_array_length(chumbo.handle('$CALL_ONE', '$ALICE_CLAIMS')->'result'->'structuredContent'->'rows')" 1
 done
+# bench/pgbench/chumbo_resources.sql: the same resources with 100 and 10,000 tools, and one is read.
+resources() { q1 "$1" "select jsonb_path_query_array(chumbo.handle('{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/list\"}', '$ALICE_CLAIMS'), '\$.result.resources[*].uri')"; }
+[[ "$(resources "$DB100")" == "$(resources "$DB10K")" ]] || die "bench sanity: resources/list differs between $DB100 and $DB10K"
+check "$DB10K" "select jsonb_array_length(chumbo.handle('{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/read\",\"params\":{\"uri\":\"app://orgs/mine\"}}', '$ALICE_CLAIMS')->'result'->'contents')" 1
 # shellcheck disable=SC2016  # a jq program: $rows_page etc. are jq variables
 record --arg rows_page "$ROWS_PAGE" --arg rows_one "$ROWS_ONE" --arg pages "$PAGES" \
   '{kind:"setup", rows_page:($rows_page|tonumber), rows_one:($rows_one|tonumber), pages:($pages|tonumber)}'
@@ -289,6 +294,8 @@ for c in $CLIENTS; do
     list_1000 "$DB1K" $P/chumbo_list.sql list_1000_ddl1s "$DB1K" $P/chumbo_list.sql
   # The same one-row tools/call with 100 and with 10,000 tools.
   pair "$c" "$c" warm call_one_100 "$DB100" $P/chumbo_call_one.sql call_one_10000 "$DB10K" $P/chumbo_call_one.sql
+  # resources/list and a resources/read with 100 and with 10,000 tools (the app's resources the same).
+  pair "$c" "$c" warm resources_100 "$DB100" $P/chumbo_resources.sql resources_10000 "$DB10K" $P/chumbo_resources.sql
   if [[ $EXTRA == 1 ]]; then
     pair "$c" $((c / 3)) warm list_10 "$DB10" $P/chumbo_list.sql list_1000_all "$DB1K" "$pages_script"
     pair "$c" 0 cold ddl_only_10 "$DB10" $P/ddl_only.sql ddl_list_10 "$DB10" $P/ddl_then_list.sql

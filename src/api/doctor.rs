@@ -45,7 +45,7 @@ fn doctor() -> TableIterator<
         let (state, exposed_to) = if !entry.problems.is_empty() {
             ("hidden".to_string(), vec![])
         } else {
-            let capability = registry.find(&entry.name, entry.kind);
+            let capability = registry.capabilities.find(&entry.name, entry.kind);
             let roles: Vec<String> = registry
                 .settings
                 .allowed_roles
@@ -131,13 +131,9 @@ fn surface() -> JsonB {
     crate::call::policy::resolve_scopes(&registry, &mut caller);
     let tools: Vec<serde_json::Value> = registry
         .capabilities
-        .iter()
-        .filter(|c| {
-            c.kind == registry::Kind::Tool
-                && caller.may_use(c)
-                && crate::call::policy::visible(c, &caller)
-        })
-        .map(|c| crate::protocol::tool_json(c))
+        .of_kind(registry::Kind::Tool)
+        .filter(|c| caller.may_use(c) && crate::call::policy::visible(c, &caller))
+        .map(crate::protocol::tool_json)
         .collect();
     // serde_json's maps are ordered by key, so this serialization is canonical.
     let canonical = serde_json::Value::Array(tools.clone()).to_string();

@@ -281,7 +281,7 @@ fn declared_target<'r>(
     served: bool,
 ) -> (Option<&'r str>, Option<&'r registry::Capability>) {
     let text = |key: &str| params.get(key).and_then(Value::as_str);
-    let named = |kind| text("name").and_then(|name| registry.find(name, kind));
+    let named = |kind| text("name").and_then(|name| registry.capabilities.find(name, kind));
     let found = match method {
         "tools/call" => named(registry::Kind::Tool),
         "prompts/get" => named(registry::Kind::Prompt),
@@ -289,7 +289,7 @@ fn declared_target<'r>(
             let Some(uri) = text("uri") else {
                 return (None, None);
             };
-            match registry.resources_matching(uri).next() {
+            match registry.capabilities.resources_matching(uri).next() {
                 Some((c, _)) => return (c.meta.resource.as_deref(), Some(c)),
                 // skill files and apps have no parameters: a URI that was served is theirs
                 None if served && (uri.starts_with("skill://") || uri.starts_with("ui://")) => {

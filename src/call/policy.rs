@@ -218,12 +218,7 @@ fn resolved_scopes(registry: &Registry, caller: &Caller) -> Option<Result<Vec<St
 /// of api::caller_from and doctor::surface). Only run when some capability requires scopes;
 /// a resolver that fails gives no scopes.
 pub fn resolve_scopes(registry: &Registry, caller: &mut Caller) {
-    if registry.settings.scope_resolver.is_none()
-        || registry
-            .capabilities
-            .iter()
-            .all(|c| c.meta.scopes.is_empty())
-    {
+    if registry.settings.scope_resolver.is_none() || !registry.capabilities.require_scopes() {
         return;
     }
     caller.scopes = match resolved_scopes(registry, caller) {

@@ -201,9 +201,12 @@ fn failed(e: &Error) -> Settled {
 /// that holds the tool's writes.
 fn run_as(registry: &Registry, caller: &Caller, claimed: &Claimed) -> Option<Settled> {
     let plan = &claimed.plan;
-    let cap = registry.find(&plan.tool, Kind::Tool).filter(|c| {
-        caller.may_use(c) && !registry.refuses_definer(c) && policy::visible(c, caller)
-    });
+    let cap = registry
+        .capabilities
+        .find(&plan.tool, Kind::Tool)
+        .filter(|c| {
+            caller.may_use(c) && !registry.refuses_definer(c) && policy::visible(c, caller)
+        });
     let Some(cap) = cap else {
         return Some(failed(&Error::Internal(format!(
             "{} is no longer available to the task's creator",

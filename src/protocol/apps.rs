@@ -7,7 +7,7 @@
 use super::call::visible;
 use super::{Context, MethodResult};
 use crate::catalog::apps::{self, App, Unavailable};
-use crate::catalog::registry::{Capability, Kind};
+use crate::catalog::registry::Capability;
 use crate::error::Error;
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
@@ -16,7 +16,7 @@ pub const EXTENSION_ID: &str = "io.modelcontextprotocol/ui";
 
 /// The URIs of the apps linked to a tool this caller may see.
 fn linked<'r>(ctx: &'r Context) -> BTreeSet<&'r str> {
-    visible(ctx, |c| c.kind == Kind::Tool && c.meta.app_uri().is_some())
+    visible(ctx, ctx.registry.capabilities.linked_to_apps())
         .filter_map(|c| c.meta.app_uri())
         .collect()
 }

@@ -14,15 +14,13 @@ use crate::identity::session;
 use crate::tokens;
 use serde_json::{Map, Value};
 
+/// Of `candidates` (the registry's, src/catalog/registry/index.rs), those the caller may see and
+/// use.
 pub(super) fn visible<'r>(
     ctx: &'r Context,
-    kind: impl Fn(&Capability) -> bool,
-) -> impl Iterator<Item = &'r Capability> {
-    ctx.registry
-        .capabilities
-        .iter()
-        .map(|c| &**c)
-        .filter(move |c| kind(c) && usable(ctx, c))
+    candidates: impl Iterator<Item = &'r Capability> + 'r,
+) -> impl Iterator<Item = &'r Capability> + 'r {
+    candidates.filter(move |c| usable(ctx, c))
 }
 
 /// Whether the caller may see and use `c`. The visibility predicate last: it runs application
@@ -32,7 +30,7 @@ pub(super) fn usable(ctx: &Context, c: &Capability) -> bool {
 }
 
 pub(super) fn offers_completions(ctx: &Context) -> bool {
-    visible(ctx, |c| !c.meta.completions.is_empty())
+    visible(ctx, ctx.registry.capabilities.completing())
         .next()
         .is_some()
 }
@@ -54,6 +52,7 @@ pub(super) fn named<'r>(
     };
     let cap = ctx
         .registry
+        .capabilities
         .find(name, kind)
         .ok_or_else(|| unknown(vec![]))?;
     if !session::can_execute(&cap.executors, ctx.caller.role_oid)

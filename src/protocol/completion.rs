@@ -42,9 +42,11 @@ fn complete(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
                 .get("uri")
                 .and_then(Value::as_str)
                 .ok_or_else(|| bad("\"ref.uri\" must be a string"))?;
-            visible(ctx, |c| {
-                c.kind == Kind::ResourceTemplate && c.meta.resource.as_deref() == Some(uri)
-            })
+            let templates = ctx.registry.capabilities.of_kind(Kind::ResourceTemplate);
+            visible(
+                ctx,
+                templates.filter(|c| c.meta.resource.as_deref() == Some(uri)),
+            )
             .next()
             .ok_or_else(|| bad(&format!("unknown resource template {uri}")))?
         }

@@ -22,22 +22,22 @@ pub(super) fn decode_cursor(params: &Map<String, Value>) -> Result<usize, Error>
         .ok_or_else(bad)
 }
 
-pub(super) fn list(
-    ctx: &Context,
+pub(super) fn list<'r>(
+    ctx: &'r Context,
     params: &Map<String, Value>,
     key: &str,
-    kind: impl Fn(&Capability) -> bool,
+    candidates: impl Iterator<Item = &'r Capability> + 'r,
     render: fn(&Capability) -> Value,
 ) -> MethodResult {
-    list_then(ctx, params, key, kind, render, vec![])
+    list_then(ctx, params, key, candidates, render, vec![])
 }
 
 /// [list], going on with `more` items after the capabilities (one offset spans both).
-pub(super) fn list_then(
-    ctx: &Context,
+pub(super) fn list_then<'r>(
+    ctx: &'r Context,
     params: &Map<String, Value>,
     key: &str,
-    kind: impl Fn(&Capability) -> bool,
+    candidates: impl Iterator<Item = &'r Capability> + 'r,
     render: fn(&Capability) -> Value,
     more: Vec<Value>,
 ) -> MethodResult {
@@ -48,7 +48,7 @@ pub(super) fn list_then(
     let mut items = Vec::with_capacity(page);
     let mut seen = 0; // visible capabilities so far
     let mut next = false;
-    for c in visible(ctx, kind) {
+    for c in visible(ctx, candidates) {
         if seen >= offset {
             if items.len() == page {
                 next = true;

@@ -19,7 +19,7 @@ pub fn handle(ctx: &Context, method: &str, params: &Map<String, Value>) -> Metho
             ctx,
             params,
             "prompts",
-            |c| c.kind == Kind::Prompt,
+            ctx.registry.capabilities.of_kind(Kind::Prompt),
             prompt_json,
         ),
         _ => get_prompt(ctx, params),

@@ -25,7 +25,7 @@ pub fn handle(ctx: &Context, method: &str, params: &Map<String, Value>) -> Metho
             ctx,
             params,
             "resources",
-            |c| c.kind == Kind::Resource,
+            ctx.registry.capabilities.of_kind(Kind::Resource),
             resource_json,
             super::apps::resources(ctx)
                 .into_iter()
@@ -36,7 +36,7 @@ pub fn handle(ctx: &Context, method: &str, params: &Map<String, Value>) -> Metho
             ctx,
             params,
             "resourceTemplates",
-            |c| c.kind == Kind::ResourceTemplate,
+            ctx.registry.capabilities.of_kind(Kind::ResourceTemplate),
             template_json,
         ),
         _ => read_resource(ctx, params),
@@ -85,6 +85,7 @@ fn read_resource(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
     }
     let found = ctx
         .registry
+        .capabilities
         .resources_matching(uri)
         .find(|(c, _)| usable(ctx, c));
     let Some((cap, vars)) = found else {

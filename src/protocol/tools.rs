@@ -20,7 +20,10 @@ pub fn handle(ctx: &Context, method: &str, params: &Map<String, Value>) -> Metho
             ctx,
             params,
             "tools",
-            |c| c.kind == Kind::Tool && c.meta.model_visible(),
+            ctx.registry
+                .capabilities
+                .of_kind(Kind::Tool)
+                .filter(|c| c.meta.model_visible()),
             tool_json,
         ),
         _ => call_tool(ctx, params),

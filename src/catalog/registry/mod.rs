@@ -106,13 +106,12 @@ pub struct Registry {
     pub settings_error: Option<String>,
     /// Owners of tables whose row-level security does not apply to them.
     pub table_owners: Vec<pg_sys::Oid>,
-    pub capabilities: Vec<Rc<Capability>>,
+    pub capabilities: Capabilities,
     pub entries: Vec<Rc<Entry>>,
     /// Installed skills, without contents (src/catalog/skills.rs).
     pub skills: Vec<crate::catalog::skills::Skill>,
     /// Stored MCP Apps, without their HTML (src/catalog/apps.rs).
     pub apps: Vec<crate::catalog::apps::App>,
-    by_name: HashMap<(String, u8), usize>,
     /// Each function's reflection by oid: the next build reuses it while its stamp holds.
     reflected: HashMap<u32, Reflected>,
     /// Every function in `mcp` as last read (sql/reflect_stamps.sql), in reflection order: a
@@ -142,14 +141,6 @@ struct Reflected {
     entry: Rc<Entry>,
     capability: Option<Rc<Capability>>,
     bytes: usize,
-}
-
-fn kind_key(kind: Kind) -> u8 {
-    match kind {
-        Kind::Tool => 0,
-        Kind::Resource | Kind::ResourceTemplate => 1,
-        Kind::Prompt => 2,
-    }
 }
 
 impl Capability {
@@ -265,32 +256,16 @@ impl Registry {
             .map(Vec::as_slice)
             .unwrap_or_default()
     }
-
-    pub fn find(&self, name: &str, kind: Kind) -> Option<&Capability> {
-        self.by_name
-            .get(&(name.to_string(), kind_key(kind)))
-            .map(|&i| &*self.capabilities[i])
-    }
-
-    /// What a resource URI names, as resources/read resolves it: a resource declared with exactly
-    /// that URI before the templates it matches (in the registry's order), with their variables.
-    pub fn resources_matching<'r>(
-        &'r self,
-        uri: &'r str,
-    ) -> impl Iterator<Item = (&'r Capability, Vec<(String, String)>)> + 'r {
-        let of = move |kind| self.capabilities.iter().filter(move |c| c.kind == kind);
-        of(Kind::Resource)
-            .chain(of(Kind::ResourceTemplate))
-            .filter_map(move |c| Some((&**c, c.template.as_ref()?.matches(uri)?)))
-    }
 }
 
 mod catalog;
 mod changes;
+mod index;
 mod problems;
 mod reflect;
 use catalog::*;
 use changes::*;
+pub use index::Capabilities;
 use problems::*;
 use reflect::*;
 
@@ -449,11 +424,10 @@ fn build(
         settings: std::mem::take(&mut catalog.settings),
         settings_error: catalog.settings_error.take(),
         table_owners: std::mem::take(&mut catalog.table_owners),
-        capabilities: vec![],
+        capabilities: Capabilities::default(),
         entries: vec![],
         skills: std::mem::take(&mut catalog.skills),
         apps: std::mem::take(&mut catalog.apps),
-        by_name: HashMap::default(),
         reflected: HashMap::default(),
         stamps: vec![],
         type_stamps: std::mem::take(&mut catalog.type_stamps),
@@ -462,7 +436,6 @@ fn build(
         stamped_now: catalog.stamped,
     };
     let n = catalog.stamps.len();
-    registry.by_name.reserve(n);
     registry.reflected.reserve(n);
     registry.entries.reserve(n);
     registry.capabilities.reserve(n);
@@ -539,13 +512,9 @@ impl Registry {
                     return;
                 }
             }
-            match self.by_name.entry((c.name.clone(), kind_key(c.kind))) {
-                std::collections::hash_map::Entry::Occupied(_) => return,
-                std::collections::hash_map::Entry::Vacant(v) => {
-                    v.insert(self.capabilities.len());
-                }
+            if !self.capabilities.add(c) {
+                return;
             }
-            self.capabilities.push(c.clone());
         }
         self.entries.push(entry);
         self.reflected.insert(oid, r);
@@ -609,7 +578,7 @@ mod tests {
                 )
             })
             .collect();
-        for c in &r.capabilities {
+        for c in r.capabilities.iter() {
             let params: Vec<_> = c
                 .params
                 .iter()

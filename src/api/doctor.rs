@@ -132,7 +132,7 @@ fn surface() -> JsonB {
     let tools: Vec<serde_json::Value> = registry
         .capabilities
         .of_kind(registry::Kind::Tool)
-        .filter(|c| caller.may_use(c) && crate::call::policy::visible(c, &caller))
+        .filter(|c| crate::call::policy::usable(&registry, &caller, c))
         .map(crate::protocol::tool_json)
         .collect();
     // serde_json's maps are ordered by key, so this serialization is canonical.

@@ -92,6 +92,13 @@ fn visible_outcome(
     outcome
 }
 
+/// Whether `caller` may see and use `c` (listings, resources/read, chumbo.surface): its scopes and
+/// EXECUTE, its owner not a superuser since the registry was built (unless allowed), and its
+/// visibility predicate, last, since that runs application code.
+pub fn usable(registry: &Registry, caller: &Caller, c: &Capability) -> bool {
+    caller.may_use(c) && !registry.refuses_definer(c) && visible(c, caller)
+}
+
 /// Whether the capability's visibility predicate (if any) shows it to the caller. Hook of
 /// registry::Caller::may_use and protocol::named: a hidden capability is absent from lists and
 /// unknown to calls.

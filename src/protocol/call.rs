@@ -20,13 +20,7 @@ pub(super) fn visible<'r>(
     ctx: &'r Context,
     candidates: impl Iterator<Item = &'r Capability> + 'r,
 ) -> impl Iterator<Item = &'r Capability> + 'r {
-    candidates.filter(move |c| usable(ctx, c))
-}
-
-/// Whether the caller may see and use `c`. The visibility predicate last: it runs application
-/// code (src/call/policy.rs).
-pub(super) fn usable(ctx: &Context, c: &Capability) -> bool {
-    ctx.caller.may_use(c) && !ctx.registry.refuses_definer(c) && policy::visible(c, ctx.caller)
+    candidates.filter(move |c| policy::usable(ctx.registry, ctx.caller, c))
 }
 
 pub(super) fn offers_completions(ctx: &Context) -> bool {

@@ -1,11 +1,11 @@
 //! The resources family: resources/list, resources/templates/list, resources/read.
 
-use super::call::{method_error, run, usable};
+use super::call::{method_error, run};
 use super::listing::{list, list_then, put_opt};
 use super::{Context, MethodResult};
 use crate::call::execute::Returned;
-use crate::call::pages;
 use crate::call::steps::Stop;
+use crate::call::{pages, policy};
 use crate::catalog::registry::{Capability, Kind};
 use crate::catalog::types::ReturnShape;
 use crate::error::Error;
@@ -87,7 +87,7 @@ fn read_resource(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
         .registry
         .capabilities
         .resources_matching(uri)
-        .find(|(c, _)| usable(ctx, c));
+        .find(|(c, _)| policy::usable(ctx.registry, ctx.caller, c));
     let Some((cap, vars)) = found else {
         return Err(not_found(ctx, uri, vec![]));
     };

@@ -48,10 +48,19 @@ grant select on public.projects to regress_definer_owner;
 alter function mcp.all_projects_definer() owner to regress_definer_owner;
 select jsonb_path_query_array(regress.rpc(:'alice', 'tools/call', '{"name":"all_projects_definer","arguments":{}}'), '$.result.structuredContent.rows') as privileged_rows_plain_owner;
 select "function", state, exposed_to, reasons from chumbo.doctor() where "function" like 'mcp.all_projects_definer%';
+set local role authenticated;
+select set_config('request.jwt.claims', :'alice', true) is not null as claims_set;
+select jsonb_path_query_array(chumbo.surface(), '$.tools[*].name') ? 'all_projects_definer' as surfaced;
+reset role;
 -- the owner made a superuser after the registry was built (no event trigger fires): refused at the call
 alter role regress_definer_owner superuser;
 select regress.rpc(:'alice', 'tools/call', '{"name":"all_projects_definer","arguments":{}}') #> '{error,code}' as made_superuser_code,
        jsonb_path_query_array(regress.rpc(:'alice', 'tools/list'), '$.result.tools[*].name') ? 'all_projects_definer' as still_listed;
+-- nor in chumbo.surface(), the caller's catalogue: it holds what tools/call would run
+set local role authenticated;
+select set_config('request.jwt.claims', :'alice', true) is not null as claims_set;
+select jsonb_path_query_array(chumbo.surface(), '$.tools[*].name') ? 'all_projects_definer' as still_surfaced;
+reset role;
 -- the loudly named opt-in runs it as superuser
 select chumbo.configure('{"dangerously_allow_superuser_tools": true}') ->> 'dangerously_allow_superuser_tools' as opted_in;
 select jsonb_path_query_array(regress.rpc(:'alice', 'tools/call', '{"name":"all_projects_definer","arguments":{}}'), '$.result.structuredContent.rows') as privileged_rows_opted_in;

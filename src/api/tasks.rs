@@ -68,11 +68,7 @@ pub extern "C-unwind" fn chumbo_task_worker_main(arg: pg_sys::Datum) {
 /// Whether this worker has work here: chumbo is installed, and fewer than `task_workers` workers
 /// started before it still run (a burst of wakes may start more than the bound; the late ones go).
 fn may_work() -> bool {
-    let installed = crate::postgres::spi_read::one::<bool>(
-        "select pg_catalog.to_regclass('chumbo.tasks') is not null",
-        &[],
-    );
-    if !matches!(installed, Ok(Some(true))) {
+    if !crate::postgres::spi_read::relation_exists("chumbo.tasks") {
         return false;
     }
     let workers = crate::catalog::registry::current().settings.task_workers;

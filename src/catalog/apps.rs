@@ -49,16 +49,7 @@ impl App {
 /// Every stored app without its HTML, as the extension owner (called by registry::build).
 pub fn load() -> Vec<App> {
     // A database still at 0.4.0 (updated library, `alter extension` not yet run) has no apps.
-    let present = Spi::connect(|c| {
-        c.select(
-            "select to_regclass('chumbo.apps') is not null",
-            Some(1),
-            &[],
-        )?
-        .first()
-        .get_one::<bool>()
-    });
-    if !matches!(present, Ok(Some(true))) {
+    if !crate::postgres::spi_read::relation_exists("chumbo.apps") {
         return vec![];
     }
     Spi::connect(|c| {

@@ -60,16 +60,7 @@ pub fn load() -> Vec<Skill> {
             .flatten()
     };
     // A database still at 0.2.0 (updated library, `alter extension` not yet run) has no skills.
-    let present = Spi::connect(|c| {
-        c.select(
-            "select to_regclass('chumbo.skills') is not null",
-            Some(1),
-            &[],
-        )?
-        .first()
-        .get_one::<bool>()
-    });
-    if !matches!(present, Ok(Some(true))) {
+    if !crate::postgres::spi_read::relation_exists("chumbo.skills") {
         return vec![];
     }
     read(

@@ -49,6 +49,16 @@ pub fn one<T: FromDatum + IntoDatum>(sql: &str, args: &[DatumWithOid]) -> spi::R
     })
 }
 
+/// Whether chumbo's relation `name` exists in this database: where `alter extension chumbo
+/// update` has not run yet, the library is newer than the tables it would read.
+pub fn relation_exists(name: &str) -> bool {
+    let found = one::<bool>(
+        "select pg_catalog.to_regclass($1) is not null",
+        &[name.into()],
+    );
+    matches!(found, Ok(Some(true)))
+}
+
 /// Runs `decode`, which turns the rows of a statement just run into Rust values, with what pgrx
 /// copies on the way in memory of the SPI connection's own. pgrx converts a value in the parent of
 /// the current memory context (jsonb printed as text, a varlena detoasted), and while SPI is

@@ -71,10 +71,12 @@ edge() { # edge ID PORT [VAR=VALUE...]: start one, with its own dev token (the a
 otlp=(OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$TRACES_OTLP_PORT" OTEL_BSP_SCHEDULE_DELAY=100
       OTEL_METRIC_EXPORT_INTERVAL=300)
 edge traces-edge "$TRACES_EDGE_PORT" "${otlp[@]}" OTEL_SERVICE_NAME=chumbo-traces-protobuf
-# Also gzip-compressed, with a header of the exporter's own (a backend's API key, say).
+# Also gzip-compressed, with a header of the exporter's own (a backend's API key, say), and an
+# attribute value length limit (the span's own variable wins over the general one).
 edge traces-json-edge "$TRACES_JSON_EDGE_PORT" "${otlp[@]}" OTEL_EXPORTER_OTLP_PROTOCOL=http/json \
   OTEL_SERVICE_NAME=chumbo-traces-json OTEL_EXPORTER_OTLP_COMPRESSION=gzip \
-  OTEL_EXPORTER_OTLP_HEADERS=x-chumbo-test=json%20edge
+  OTEL_EXPORTER_OTLP_HEADERS=x-chumbo-test=json%20edge \
+  OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT=24 OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT=4
 edge traces-down-edge "$TRACES_DOWN_EDGE_PORT" OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$TRACES_CLOSED_PORT" \
   OTEL_BSP_SCHEDULE_DELAY=100 OTEL_SERVICE_NAME=chumbo-traces-down
 edge traces-off-edge "$TRACES_OFF_EDGE_PORT"

@@ -53,9 +53,12 @@ const toolCall = (id, name, args, meta) => ({
   params: { name, arguments: args, ...(meta ? { _meta: meta } : {}) },
 });
 
+/** The records of a file the receiver writes, one JSON object a line: the complete lines only (the
+ * last, while it has no newline yet, is still being written). */
+const jsonLines = (file) =>
+  readFileSync(file, "utf8").split("\n").slice(0, -1).filter(Boolean).map((line) => JSON.parse(line));
 /** Every span the receiver has written so far. */
-const received = (file = SPANS) =>
-  readFileSync(file, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line));
+const received = (file = SPANS) => jsonLines(file);
 
 /** Polls the receiver's output until `pick(spans)` is truthy (the edge exports in the background). */
 async function waitFor(what, pick, ms = 15_000) {
@@ -121,7 +124,7 @@ test("mcp.server.operation.duration: a histogram in seconds by method, tool and 
   const noMethod = await call(PROTOBUF, { jsonrpc: "2.0", id: 23, method: "made-up/method-8231" });
   assert.equal(noMethod.body.error?.code, -32601, noMethod.text);
   const points = () =>
-    readFileSync(`${SPANS}.metrics.jsonl`, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l))
+    jsonLines(`${SPANS}.metrics.jsonl`)
       .filter((p) => p.name === "mcp.server.operation.duration" && p.service === "chumbo-traces-protobuf");
   const until = Date.now() + 15_000;
   let seen = [];
@@ -167,7 +170,7 @@ test("mcp.server.operation.duration: a histogram in seconds by method, tool and 
 
 /** Every metric point the receiver has written so far for `name` from the protobuf edge (or `service`). */
 const metricPoints = (name, service = "chumbo-traces-protobuf") =>
-  readFileSync(`${SPANS}.metrics.jsonl`, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l))
+  jsonLines(`${SPANS}.metrics.jsonl`)
     .filter((p) => p.name === name && p.service === service);
 
 /** Polls the metric points of `name` until `pick(points)` is truthy (the edge exports every 300 ms here). */
@@ -396,6 +399,19 @@ test("http/json: the same spans reach the receiver in OTLP/JSON, gzip-compressed
   assert.equal(span.parent_id, clientSpan);
   assert.equal(span.attributes["gen_ai.tool.name"], "list_projects");
   assertPhases(span);
+});
+
+test("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT: a JSON-RPC id longer than the limit is cut to it in the span, never inside a character; without a limit it is whole", async () => {
+  const id = "x".repeat(23) + "\u{1F600}" + "y".repeat(40); // a character outside the BMP at the limit
+  for (const [e, want] of [[JSON_EDGE, "x".repeat(23) + "\u{1F600}"], [PROTOBUF, id]]) {
+    const [traceId, clientSpan] = [hex(16), hex(8)];
+    const r = await call(e, toolCall(id, "list_projects", {}, { traceparent: `00-${traceId}-${clientSpan}-01` }));
+    assert.equal(r.status, 200, r.text);
+    assert.equal(r.body.id, id); // the answer keeps the client's id whole
+    const span = await mcpSpan(traceId, "tools/call list_projects");
+    assert.equal(span.attributes["jsonrpc.request.id"], want);
+    assert.equal(span.attributes["gen_ai.tool.name"], "list_projects"); // shorter than the limit: as it is
+  }
 });
 
 test("the receiver down: every call still answers 200, without waiting for the exporter", async () => {

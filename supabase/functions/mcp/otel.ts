@@ -10,11 +10,12 @@
 //
 // Read here (the SDK packages no longer read them themselves): OTEL_SERVICE_NAME (default
 // chumbo-edge), OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG, OTEL_BSP_*,
+// OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT / OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT,
 // OTEL_METRIC_EXPORT_INTERVAL / _TIMEOUT, OTEL_TRACES_EXPORTER / OTEL_METRICS_EXPORTER (otlp or
 // none), OTEL_EXPORTER_OTLP_[TRACES_|METRICS_]PROTOCOL (http/protobuf, the default, or http/json),
 // and for traces the endpoint, headers, timeout and compression (SpanExport below); the metric
 // exporters read their own. (OTEL_SDK_DISABLED is config.ts's.)
-import type { Meter } from "@opentelemetry/api";
+import type { Attributes, Meter } from "@opentelemetry/api";
 import { getNumberFromEnv, getStringFromEnv } from "@opentelemetry/core";
 import {
   detectResources,
@@ -133,6 +134,7 @@ class SpanExport {
       this.dropped++;
       return;
     }
+    if (VALUE_LIMIT !== undefined) span.attributes = limited(span.attributes, VALUE_LIMIT);
     this.queue.push(span);
     if (this.exporting) return; // the export in flight sends the next batch when it ends
     if (this.queue.length >= this.maxBatch) this.next();
@@ -203,6 +205,27 @@ class SpanExport {
     await response.body?.cancel();
     if (!response.ok) throw new Error(`HTTP ${response.status}`);
   }
+}
+
+/** The SDK specification's attribute value length limit: OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT,
+ * else OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT; none when neither is set (the default). A JSON-RPC id is
+ * the client's own text, as long as a request may be, and goes into the MCP span. */
+const VALUE_LIMIT = ["OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT"]
+  .map((name) => getNumberFromEnv(name))
+  .find((n) => n !== undefined && Number.isInteger(n) && n >= 0);
+
+/** `attributes` with every string value longer than `max` characters (code points: a character
+ * outside the BMP is never split) cut to that many; the same object when none is, else a copy
+ * (a span's attributes may be shared). */
+function limited(attributes: Attributes, max: number): Attributes {
+  let out: Attributes | undefined;
+  for (const key in attributes) {
+    const value = attributes[key];
+    if (typeof value !== "string" || value.length <= max) continue;
+    const chars = Array.from(value);
+    if (chars.length > max) (out ??= { ...attributes })[key] = chars.slice(0, max).join("");
+  }
+  return out ?? attributes;
 }
 
 /** `key=value,key2=value2` with URL-encoded values (the OTLP exporter's headers variables). */

@@ -1,9 +1,10 @@
--- The functions in schema mcp whose oids are in $1 with what the registry needs, one jsonb row
+-- The functions in schema mcp whose oids are in $1 with what the registry needs, one JSON text
 -- each: the fields of registry::ReflectedFunction (types: types::ReflectedType, from
 -- chumbo._type_info). Run as the extension owner by src/catalog/registry/catalog.rs for the functions whose
 -- stamp (sql/reflect_stamps.sql) moved since the registry it had. chumbo._type_info runs once per
 -- distinct type (a handful), not once per argument: with 10,000 functions that was most of a cold
--- registry build.
+-- registry build. JSON built as text (json, not jsonb: no binary form, key sort and output
+-- pass for a value serde reads once), in no order: the registry takes each row by its oid.
 with fns as (
     select p.*, n.nspname
     from pg_proc p
@@ -14,7 +15,7 @@ with fns as (
     from (select distinct unnest(array[f.prorettype] || coalesce(f.proallargtypes, f.proargtypes::oid[])) as oid
           from fns f) t
 )
-select jsonb_build_object(
+select json_build_object(
     'oid', p.oid::int8,
     'name', p.proname,
     -- what p.oid::regprocedure::text says (chumbo's search_path: the schema always named), built
@@ -36,11 +37,11 @@ select jsonb_build_object(
     -- syscache (src/identity/session/mod.rs, can_execute); a GRANT or REVOKE writes a new pg_proc
     -- row version, so the function's stamp moves and this is read again
     'executors', coalesce((
-        select jsonb_agg(distinct a.grantee::int8)
+        select json_agg(distinct a.grantee::int8)
         from aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) a
-        where a.privilege_type = 'EXECUTE'), '[]'),
+        where a.privilege_type = 'EXECUTE'), '[]'::json),
     'args', coalesce((
-        select jsonb_agg(jsonb_build_object(
+        select json_agg(json_build_object(
             'name', a.name,
             'mode', coalesce(a.mode, 'i'),
             'type', (select ty.info from types ty where ty.oid = a.type)
@@ -50,7 +51,6 @@ select jsonb_build_object(
             p.proargmodes,
             p.proargnames
         ) with ordinality as a(type, mode, name, ord)
-    ), '[]'::jsonb)
-)
+    ), '[]'::json)
+)::text
 from fns p
-order by p.proname, p.oid

@@ -130,8 +130,8 @@ pub(super) fn read_catalog(previous: Option<&Registry>, touched: Option<&[u32]>)
             spi_read::decode_in_connection_memory(|| {
                 let mut functions = vec![];
                 for row in rows {
-                    if let Some(JsonB(f)) = row.get::<JsonB>(1)? {
-                        functions.push(serde_json::from_value::<ReflectedFunction>(f));
+                    if let Some(f) = row.get::<String>(1)? {
+                        functions.push(serde_json::from_str::<ReflectedFunction>(&f));
                     }
                 }
                 Ok::<_, pgrx::spi::Error>(functions)

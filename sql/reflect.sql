@@ -6,9 +6,13 @@
 -- registry build. JSON built as text (json, not jsonb: no binary form, key sort and output
 -- pass for a value serde reads once), in no order: the registry takes each row by its oid.
 with fns as (
-    select p.*, n.nspname
+    -- the COMMENT joined as sql/reflect_stamps.sql stamps it (obj_description is a SQL function:
+    -- an executor of its own for every function)
+    select p.*, n.nspname, d.description
     from pg_proc p
     join pg_namespace n on n.oid = p.pronamespace
+    left join pg_description d
+        on d.objoid = p.oid and d.classoid = 'pg_catalog.pg_proc'::regclass and d.objsubid = 0
     where n.nspname = 'mcp' and p.oid = any($1)
 ), types as materialized (
     select t.oid, chumbo._type_info(t.oid) as info
@@ -23,7 +27,7 @@ select json_build_object(
     'identity', quote_ident(p.nspname) || '.' || quote_ident(p.proname) || '(' || coalesce((
         select string_agg(format_type(a.t, null), ',' order by a.o)
         from unnest(p.proargtypes::oid[]) with ordinality a(t, o)), '') || ')',
-    'comment', obj_description(p.oid, 'pg_proc'),
+    'comment', p.description,
     'prokind', p.prokind,
     'security_definer', p.prosecdef,
     'owner', p.proowner::int8,

@@ -204,9 +204,7 @@ fn run_as(registry: &Registry, caller: &Caller, claimed: &Claimed) -> Option<Set
     let cap = registry
         .capabilities
         .find(&plan.tool, Kind::Tool)
-        .filter(|c| {
-            caller.may_use(c) && !registry.refuses_definer(c) && policy::visible(c, caller)
-        });
+        .filter(|c| policy::usable(registry, caller, c));
     let Some(cap) = cap else {
         return Some(failed(&Error::Internal(format!(
             "{} is no longer available to the task's creator",

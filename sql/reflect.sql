@@ -1,10 +1,9 @@
 -- The functions in schema mcp whose oids are in $1 with what the registry needs, one JSON text
--- each: the fields of registry::ReflectedFunction (types: types::ReflectedType, from
--- chumbo._type_info). Run as the extension owner by src/catalog/registry/catalog.rs for the functions whose
--- stamp (sql/reflect_stamps.sql) moved since the registry it had. chumbo._type_info runs once per
--- distinct type (a handful), not once per argument: with 10,000 functions that was most of a cold
--- registry build. JSON built as text (json, not jsonb: no binary form, key sort and output
--- pass for a value serde reads once), in no order: the registry takes each row by its oid.
+-- each: the fields of registry::ReflectedFunction, each type by its oid (its descriptor, once per
+-- type: sql/reflect_type_descriptors.sql). Run as the extension owner by
+-- src/catalog/registry/catalog.rs for the functions whose stamp (sql/reflect_stamps.sql) moved
+-- since the registry it had. JSON built as text (json, not jsonb: no binary form, key sort and
+-- output pass for a value serde reads once), in no order: the registry takes each row by its oid.
 with fns as (
     -- the COMMENT joined as sql/reflect_stamps.sql stamps it (obj_description is a SQL function:
     -- an executor of its own for every function)
@@ -14,10 +13,6 @@ with fns as (
     left join pg_description d
         on d.objoid = p.oid and d.classoid = 'pg_catalog.pg_proc'::regclass and d.objsubid = 0
     where n.nspname = 'mcp' and p.oid = any($1)
-), types as materialized (
-    select t.oid, chumbo._type_info(t.oid) as info
-    from (select distinct unnest(array[f.prorettype] || coalesce(f.proallargtypes, f.proargtypes::oid[])) as oid
-          from fns f) t
 )
 select json_build_object(
     'oid', p.oid::int8,
@@ -34,7 +29,7 @@ select json_build_object(
     'volatility', p.provolatile,
     'sets_search_path', exists (select 1 from unnest(p.proconfig) c where c like 'search\_path=%'),
     'returns_set', p.proretset,
-    'return_type', (select ty.info from types ty where ty.oid = p.prorettype),
+    'return_type', p.prorettype::int8,
     'variadic', p.provariadic <> 0,
     'n_defaults', p.pronargdefaults,
     -- the roles granted EXECUTE (0: PUBLIC), from which a caller's may be decided without the
@@ -48,7 +43,7 @@ select json_build_object(
         select json_agg(json_build_object(
             'name', a.name,
             'mode', coalesce(a.mode, 'i'),
-            'type', (select ty.info from types ty where ty.oid = a.type)
+            'type', a.type::int8
         ) order by a.ord)
         from unnest(
             coalesce(p.proallargtypes, p.proargtypes::oid[]),

@@ -123,6 +123,25 @@ pub(super) fn read_catalog(previous: Option<&Registry>, touched: Option<&[u32]>)
         catalog.functions = Spi::connect(|c| {
             let rows = session::run_kept(
                 c,
+                include_str!("../../../sql/reflect_type_descriptors.sql"),
+                &[pg_sys::OIDARRAYOID],
+                &[wanted.clone().into()],
+            )?;
+            let descriptors = spi_read::decode_in_connection_memory(|| {
+                let mut descriptors = HashMap::default();
+                for row in rows {
+                    let (Some(oid), Some(t)) = (row.get::<i64>(1)?, row.get::<String>(2)?) else {
+                        continue;
+                    };
+                    // one that cannot be read is left out: its functions report the type
+                    if let Ok(t) = serde_json::from_str::<ReflectedType>(&t) {
+                        descriptors.insert(oid as u32, Rc::new(t));
+                    }
+                }
+                Ok::<_, pgrx::spi::Error>(descriptors)
+            })?;
+            let rows = session::run_kept(
+                c,
                 include_str!("../../../sql/reflect.sql"),
                 &[pg_sys::OIDARRAYOID],
                 &[wanted.into()],
@@ -131,7 +150,11 @@ pub(super) fn read_catalog(previous: Option<&Registry>, touched: Option<&[u32]>)
                 let mut functions = vec![];
                 for row in rows {
                     if let Some(f) = row.get::<String>(1)? {
-                        functions.push(serde_json::from_str::<ReflectedFunction>(&f));
+                        let mut f = serde_json::from_str::<ReflectedFunction>(&f);
+                        if let Ok(f) = &mut f {
+                            f.resolve(&descriptors);
+                        }
+                        functions.push(f);
                     }
                 }
                 Ok::<_, pgrx::spi::Error>(functions)

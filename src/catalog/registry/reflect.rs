@@ -23,7 +23,7 @@ pub(super) struct ReflectedFunction {
     /// pg_proc.proconfig has a search_path (a `SET search_path` clause).
     pub(super) sets_search_path: bool,
     pub(super) returns_set: bool,
-    pub(super) return_type: ReflectedType,
+    pub(super) return_type: TypeRef,
     pub(super) variadic: bool,
     /// How many trailing input parameters have defaults.
     pub(super) n_defaults: usize,
@@ -40,7 +40,58 @@ pub(super) struct ReflectedArg {
     /// pg_proc.proargmodes: i(n), o(ut), b(oth), v(ariadic), t(able).
     pub(super) mode: String,
     #[serde(rename = "type")]
-    pub(super) ty: ReflectedType,
+    pub(super) ty: TypeRef,
+}
+
+/// A type a function names: its oid as sql/reflect.sql gives it, then its descriptor
+/// (sql/reflect_type_descriptors.sql), one shared by every function that names the type: 10,000
+/// functions name some 40,000 types, of a handful of kinds.
+#[derive(Debug, Deserialize)]
+#[serde(from = "u32")]
+pub(super) struct TypeRef {
+    oid: u32,
+    descriptor: Option<Rc<ReflectedType>>,
+}
+
+impl From<u32> for TypeRef {
+    fn from(oid: u32) -> Self {
+        TypeRef {
+            oid,
+            descriptor: None,
+        }
+    }
+}
+
+/// What a type whose descriptor was not read reflects as (it cannot be dropped while a function
+/// names it, so only a descriptor serde could not read): a pseudo-type, which a parameter may not
+/// have (its function is reported, never the whole registry lost) and a result is taken as text.
+static UNREAD: std::sync::LazyLock<ReflectedType> = std::sync::LazyLock::new(|| ReflectedType {
+    oid: 0,
+    name: "a type that could not be read".into(),
+    sql: "pg_catalog.unknown".into(),
+    typtype: "p".into(),
+    category: "X".into(),
+    labels: None,
+    elem: None,
+    base: None,
+});
+
+impl std::ops::Deref for TypeRef {
+    type Target = ReflectedType;
+    fn deref(&self) -> &ReflectedType {
+        self.descriptor.as_deref().unwrap_or(&UNREAD)
+    }
+}
+
+impl ReflectedFunction {
+    /// Gives every type it names its descriptor.
+    pub(super) fn resolve(&mut self, descriptors: &HashMap<u32, Rc<ReflectedType>>) {
+        let types =
+            std::iter::once(&mut self.return_type).chain(self.args.iter_mut().map(|a| &mut a.ty));
+        for t in types {
+            t.descriptor = descriptors.get(&t.oid).cloned();
+        }
+    }
 }
 
 impl ReflectedArg {

@@ -133,7 +133,8 @@ pub(super) fn read_catalog(previous: Option<&Registry>, touched: Option<&[u32]>)
                     let (Some(oid), Some(t)) = (row.get::<i64>(1)?, row.get::<String>(2)?) else {
                         continue;
                     };
-                    // one that cannot be read is left out: its functions report the type
+                    // one that cannot be read is left out (TypeRef: a parameter of it is its
+                    // function's problem, a result of it text)
                     if let Ok(t) = serde_json::from_str::<ReflectedType>(&t) {
                         descriptors.insert(oid as u32, Rc::new(t));
                     }

@@ -707,6 +707,37 @@ mod tests {
         assert!(capability.is_some());
     }
 
+    /// A type whose descriptor was not read (sql/reflect_type_descriptors.sql gave none for it):
+    /// a parameter of it is a problem of its own function only, and a result of it is text.
+    #[pgrx::pg_test]
+    fn a_type_without_its_descriptor_is_a_problem_of_its_function_only() {
+        let row = r#"{"oid": 1, "name": "f", "identity": "mcp.f(integer)", "comment": null,
+            "prokind": "f", "security_definer": false, "owner": 10, "volatility": "s",
+            "sets_search_path": false, "returns_set": false, "return_type": 23, "variadic": false,
+            "n_defaults": 0, "executors": [0], "args": [{"name": "a", "mode": "i", "type": 23}]}"#;
+        let mut f: ReflectedFunction = serde_json::from_str(row).unwrap();
+        f.resolve(&HashMap::default());
+        let (entry, capability, _) = reflect(&f, false);
+        assert!(capability.is_none());
+        assert!(
+            entry
+                .problems
+                .iter()
+                .any(|p| p.contains("could not be read")),
+            "{:?}",
+            entry.problems
+        );
+        assert_eq!(types::return_shape(&f.return_type), ReturnShape::Text);
+        // with its descriptor the same row is a capability
+        let int4: ReflectedType = serde_json::from_str(
+            r#"{"oid": 23, "name": "integer", "sql": "pg_catalog.int4", "typtype": "b",
+                "category": "N", "enum": null, "elem": null, "base": null}"#,
+        )
+        .unwrap();
+        f.resolve(&HashMap::from_iter([(23, Rc::new(int4))]));
+        assert!(reflect(&f, false).1.is_some());
+    }
+
     /// Parameters, the derived input schema and the return shape of capabilities.
     #[pgrx::pg_test]
     fn capabilities_carry_parameters_schemas_and_shapes() {

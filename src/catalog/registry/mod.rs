@@ -263,6 +263,7 @@ mod changes;
 mod index;
 mod problems;
 mod reflect;
+mod type_ref;
 use catalog::*;
 use changes::*;
 pub use index::Capabilities;

@@ -3,9 +3,9 @@
 // edge's deno.lock) given the same spans as the SDK's ReadableSpans (`readable`, which is also what
 // the edge's http/json export hands the official JSON serializer): the same spans must give the
 // same bytes. Every field a record can hold (kinds, attribute types, non-ASCII and long strings,
-// remote and local parents, trace state, a link, error status), times from the epoch's start to
-// past 2106 and where the nanoseconds' high half is easy to get wrong, batches large enough to
-// grow the buffer, and a few thousand random records.
+// remote and local parents, trace state, a link, error status, dropped counts), times from the
+// epoch's start to past 2106 and where the nanoseconds' high half is easy to get wrong, batches
+// large enough to grow the buffer, and a few thousand random records.
 // tests/traces/run.sh runs it:
 //   deno test --frozen --config supabase/functions/mcp/deno.json tests/traces/otlp_proto_test.ts
 import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer";
@@ -92,6 +92,9 @@ Deno.test("every field a record holds: the official serializer's bytes", () => {
       })
     ),
     record({ traceId: "ABCDEF0123456789abcdef0123456789", spanId: "0123456789ABCDEF", attributes: {} }),
+    // What the span limits left out (otel.ts): counted, one past a one-byte varint.
+    record({ droppedAttributes: 3, droppedLinks: 1 }),
+    record({ droppedAttributes: 300 }),
   ]);
   same([record()]);
   same([]);

@@ -7,7 +7,7 @@ application/x-protobuf and application/json (OTLP/JSON: ids in hex, not protobuf
 Each span becomes one JSON line in OUT: name, trace_id, span_id, parent_id (hex, "" for none),
 trace_state,
 kind and status (the enum names), start and end (ns since the epoch), attributes (plain values),
-links, the resource's service.name, the instrumentation scope and the encoding it came in.
+links, dropped_attributes_count and dropped_links_count, the resource's service.name, the instrumentation scope and the encoding it came in.
 Each histogram or sum data point becomes one JSON line in OUT.metrics.jsonl: the metric's name,
 kind, unit, attributes, the resource's service.name, the point's time, and count and sum (a
 histogram) or value and monotonic (a sum: a counter or an UpDownCounter). Logs (Deno exports those
@@ -104,6 +104,8 @@ def rows(request, encoding, transport):
                     "end": s.end_time_unix_nano,
                     "attributes": {a.key: plain(a.value) for a in s.attributes},
                     "links": [{"trace_id": l.trace_id.hex(), "span_id": l.span_id.hex()} for l in s.links],
+                    "dropped_attributes_count": s.dropped_attributes_count,
+                    "dropped_links_count": s.dropped_links_count,
                     "service": resource.get("service.name"),
                     "scope": scope_spans.scope.name,
                     "encoding": encoding,

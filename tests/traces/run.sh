@@ -7,11 +7,12 @@
 #   2. database chumbo_traces (example app, login role chumbo_edge, dev bearer tokens)
 #   3. receiver.py on $TRACES_OTLP_PORT: decodes OTLP/HTTP (protobuf and JSON) with the official
 #      schema and writes every span it receives as a JSON line to .chumbo/traces/spans.jsonl
-#   4. six edges (scripts/edge.sh), on free ports unless set: $TRACES_EDGE_PORT exports
+#   4. seven edges (scripts/edge.sh), on free ports unless set: $TRACES_EDGE_PORT exports
 #      http/protobuf to the receiver, $TRACES_JSON_EDGE_PORT http/json, $TRACES_DOWN_EDGE_PORT
 #      to $TRACES_CLOSED_PORT where nothing listens, $TRACES_OFF_EDGE_PORT has no OTEL_* at all,
 #      $TRACES_SAMPLED_EDGE_PORT exports with a parent-based ratio sampler that samples no root,
-#      $TRACES_FLUSH_EDGE_PORT batches for ten minutes (what it holds leaves when it stops)
+#      $TRACES_FLUSH_EDGE_PORT batches for ten minutes (what it holds leaves when it stops),
+#      $TRACES_LIMITS_EDGE_PORT exports http/protobuf under attribute and link count limits
 #   5. node --test traces.test.mjs, then stops what it started
 #   6. deno test otlp_proto_test.ts: the edge's protobuf serializer gives the official one's bytes;
 #      span_export_test.ts: the edge's span queue keeps the batch span processor's rules
@@ -23,11 +24,12 @@ PGPORT="${PGPORT:-$TEST_PORT}"
 DB=chumbo_traces
 VENV="${CHUMBO_VENV:-$STATE/venv}"
 OUT="$STATE/traces"
-EDGES=(traces-edge traces-json-edge traces-down-edge traces-off-edge traces-sampled-edge traces-flush-edge)
+EDGES=(traces-edge traces-json-edge traces-down-edge traces-off-edge traces-sampled-edge traces-flush-edge
+       traces-limits-edge)
 RECEIVER_PID=""
 pick_port TRACES_OTLP_PORT; pick_port TRACES_CLOSED_PORT
 pick_port TRACES_EDGE_PORT; pick_port TRACES_JSON_EDGE_PORT; pick_port TRACES_DOWN_EDGE_PORT; pick_port TRACES_OFF_EDGE_PORT
-pick_port TRACES_SAMPLED_EDGE_PORT; pick_port TRACES_FLUSH_EDGE_PORT
+pick_port TRACES_SAMPLED_EDGE_PORT; pick_port TRACES_FLUSH_EDGE_PORT; pick_port TRACES_LIMITS_EDGE_PORT
 log "traces: receiver on 127.0.0.1:$TRACES_OTLP_PORT (nothing on $TRACES_CLOSED_PORT); edges on $TRACES_EDGE_PORT (protobuf), $TRACES_JSON_EDGE_PORT (json), $TRACES_DOWN_EDGE_PORT (receiver down), $TRACES_OFF_EDGE_PORT (off), $TRACES_SAMPLED_EDGE_PORT (ratio sampler)"
 
 cleanup() {
@@ -85,10 +87,13 @@ edge traces-sampled-edge "$TRACES_SAMPLED_EDGE_PORT" "${otlp[@]}" OTEL_SERVICE_N
 # Spans wait ten minutes in its batch: only its stop sends them.
 edge traces-flush-edge "$TRACES_FLUSH_EDGE_PORT" "${otlp[@]}" OTEL_BSP_SCHEDULE_DELAY=600000 \
   OTEL_SERVICE_NAME=chumbo-traces-flush
+# At most three attributes a span (the span's own variable wins over the general one), no link.
+edge traces-limits-edge "$TRACES_LIMITS_EDGE_PORT" "${otlp[@]}" OTEL_SERVICE_NAME=chumbo-traces-limits \
+  OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT=3 OTEL_ATTRIBUTE_COUNT_LIMIT=100 OTEL_SPAN_LINK_COUNT_LIMIT=0
 
 token() { CHUMBO_PUBLIC_URL="http://localhost:$1/functions/v1/mcp" deno run -A "$ROOT/scripts/mint-token.ts" alice; }
 for v in TRACES_EDGE_PORT TRACES_JSON_EDGE_PORT TRACES_DOWN_EDGE_PORT TRACES_OFF_EDGE_PORT TRACES_SAMPLED_EDGE_PORT \
-  TRACES_FLUSH_EDGE_PORT; do
+  TRACES_FLUSH_EDGE_PORT TRACES_LIMITS_EDGE_PORT; do
   export "${v%_PORT}_TOKEN=$(token "${!v}")"
 done
 

@@ -21,6 +21,7 @@ const DOWN = edge("TRACES_DOWN_EDGE"); // exports to a port where nothing listen
 const OFF = edge("TRACES_OFF_EDGE"); // no OTEL_* at all
 const SAMPLED = edge("TRACES_SAMPLED_EDGE"); // parentbased_traceidratio at 0: samples no root
 const FLUSH = edge("TRACES_FLUSH_EDGE"); // a ten-minute batch delay
+const LIMITS = edge("TRACES_LIMITS_EDGE"); // at most 3 attributes a span, no link
 const SPANS = need("TRACES_SPANS");
 const DB_URL = need("TRACES_DATABASE_URL");
 
@@ -412,6 +413,44 @@ test("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT: a JSON-RPC id longer than the limi
     assert.equal(span.attributes["jsonrpc.request.id"], want);
     assert.equal(span.attributes["gen_ai.tool.name"], "list_projects"); // shorter than the limit: as it is
   }
+});
+
+test("OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT and OTEL_SPAN_LINK_COUNT_LIMIT: a span keeps the attributes set first and counts the rest as dropped, its link is dropped and counted; without limits all are kept", async () => {
+  /** The spans of one tools/call with the client's context in `_meta` (the MCP span then links the
+   * HTTP span), and of one with it as a header (the HTTP span is then in the client's trace). */
+  async function spansOf(e) {
+    const [metaTrace, headerTrace] = [hex(16), hex(16)];
+    let r = await call(e, toolCall("c-1", "list_projects", {}, { traceparent: `00-${metaTrace}-${hex(8)}-01` }));
+    assert.equal(r.status, 200, r.text);
+    r = await call(e, toolCall("c-2", "list_projects", {}), { traceparent: `00-${headerTrace}-${hex(8)}-01` });
+    assert.equal(r.status, 200, r.text);
+    const mcp = await mcpSpan(metaTrace, "tools/call list_projects");
+    const underHttp = await mcpSpan(headerTrace, "tools/call list_projects");
+    const http = await waitFor("the HTTP span", (all) => all.find((s) => s.span_id === underHttp.parent_id));
+    return { mcp, http, phase: childrenOf(mcp).find((c) => c.name === "chumbo execute") };
+  }
+  const whole = await spansOf(PROTOBUF);
+  const limited = await spansOf(LIMITS);
+  assert.equal(limited.mcp.service, "chumbo-traces-limits");
+  for (const s of Object.values(whole)) assert.equal(s.dropped_attributes_count, 0, s.name);
+  assert.equal(whole.mcp.links.length, 1);
+  assert.equal(whole.mcp.dropped_links_count, 0);
+
+  // Six attributes on the MCP span, four on the HTTP span (its status set last): three kept, in order.
+  for (const [kind, all] of [["mcp", 6], ["http", 4]]) {
+    const attributes = Object.entries(whole[kind].attributes);
+    assert.equal(attributes.length, all, kind);
+    assert.deepEqual(Object.entries(limited[kind].attributes), attributes.slice(0, 3), kind);
+    assert.equal(limited[kind].dropped_attributes_count, all - 3, kind);
+  }
+  assert.equal(limited.http.attributes["http.response.status_code"], undefined);
+  // The link to the HTTP span, not allowed: left out and counted.
+  assert.deepEqual(limited.mcp.links, []);
+  assert.equal(limited.mcp.dropped_links_count, 1);
+  // A span within the limits is as it is.
+  assert.deepEqual(limited.phase.attributes, { "db.system.name": "postgresql" });
+  assert.equal(limited.phase.dropped_attributes_count, 0);
+  assert.equal(limited.phase.dropped_links_count, 0);
 });
 
 test("the receiver down: every call still answers 200, without waiting for the exporter", async () => {

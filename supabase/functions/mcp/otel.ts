@@ -10,7 +10,8 @@
 //
 // Read here (the SDK packages no longer read them themselves): OTEL_SERVICE_NAME (default
 // chumbo-edge), OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG, OTEL_BSP_*,
-// OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT / OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT,
+// the span limits (OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT, OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT, each
+// before its OTEL_ATTRIBUTE_* default, and OTEL_SPAN_LINK_COUNT_LIMIT),
 // OTEL_METRIC_EXPORT_INTERVAL / _TIMEOUT, OTEL_TRACES_EXPORTER / OTEL_METRICS_EXPORTER (otlp or
 // none), OTEL_EXPORTER_OTLP_[TRACES_|METRICS_]PROTOCOL (http/protobuf, the default, or http/json),
 // and for traces the endpoint, headers, timeout and compression (SpanExport below); the metric
@@ -134,8 +135,7 @@ class SpanExport {
       this.dropped++;
       return;
     }
-    if (VALUE_LIMIT !== undefined) span.attributes = limited(span.attributes, VALUE_LIMIT);
-    this.queue.push(span);
+    this.queue.push(LIMITED ? bounded(span) : span);
     if (this.exporting) return; // the export in flight sends the next batch when it ends
     if (this.queue.length >= this.maxBatch) this.next();
     else this.wait();
@@ -207,17 +207,51 @@ class SpanExport {
   }
 }
 
-/** The SDK specification's attribute value length limit: OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT,
- * else OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT; none when neither is set (the default). A JSON-RPC id is
- * the client's own text, as long as a request may be, and goes into the MCP span. */
-const VALUE_LIMIT = ["OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT"]
-  .map((name) => getNumberFromEnv(name))
-  .find((n) => n !== undefined && Number.isInteger(n) && n >= 0);
+/** A span limit of the SDK specification: the first of `names` set to a whole number ≥ 0. */
+const limit = (...names: string[]) =>
+  names.map((name) => getNumberFromEnv(name)).find((n) => n !== undefined && Number.isInteger(n) && n >= 0);
 
-/** `attributes` with every string value longer than `max` characters (code points: a character
- * outside the BMP is never split) cut to that many; the same object when none is, else a copy
- * (a span's attributes may be shared). */
-function limited(attributes: Attributes, max: number): Attributes {
+/** The span limits, each the span's own variable before the general one. None by default: the
+ * specification's default counts (128) are far above what an edge span holds (at most nine
+ * attributes and one link), and it sets no length; so nothing is done per span unless one is set.
+ * A JSON-RPC id is the client's own text, as long as a request may be, and goes into the MCP span. */
+const LIMITS = {
+  valueLength: limit("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT", "OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT"),
+  attributes: limit("OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT", "OTEL_ATTRIBUTE_COUNT_LIMIT"),
+  links: limit("OTEL_SPAN_LINK_COUNT_LIMIT"),
+};
+const LIMITED = Object.values(LIMITS).some((n) => n !== undefined);
+
+/** `span` within the limits, as the SDK's span would be: the attributes set first are kept (so
+ * the HTTP status and error type, set when the span ends, are the first left out), the rest
+ * counted as dropped;
+ * every string value longer than the length cut to that many characters (code points: one
+ * outside the BMP is never split); the link dropped and counted when no link is allowed. The same
+ * record when nothing is over, else a copy (a span's attributes may be shared). */
+function bounded(span: SpanRecord): SpanRecord {
+  let attributes = span.attributes, droppedAttributes = 0;
+  if (LIMITS.attributes !== undefined) {
+    const keys = Object.keys(attributes);
+    if (keys.length > LIMITS.attributes) {
+      attributes = Object.fromEntries(keys.slice(0, LIMITS.attributes).map((k) => [k, span.attributes[k]]));
+      droppedAttributes = keys.length - LIMITS.attributes;
+    }
+  }
+  if (LIMITS.valueLength !== undefined) attributes = cut(attributes, LIMITS.valueLength);
+  const dropLink = span.link !== undefined && LIMITS.links === 0;
+  if (attributes === span.attributes && !dropLink) return span;
+  const out: SpanRecord = { ...span, attributes };
+  if (droppedAttributes) out.droppedAttributes = droppedAttributes;
+  if (dropLink) {
+    out.link = undefined;
+    out.droppedLinks = 1;
+  }
+  return out;
+}
+
+/** `attributes` with every string value longer than `max` characters cut to that many; the same
+ * object when none is, else a copy. */
+function cut(attributes: Attributes, max: number): Attributes {
   let out: Attributes | undefined;
   for (const key in attributes) {
     const value = attributes[key];

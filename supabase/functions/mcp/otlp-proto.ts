@@ -42,6 +42,9 @@ export interface SpanRecord {
   attributes: Attributes;
   /** A span this one is linked to (the HTTP span, when a message named another parent). */
   link?: { traceId: string; spanId: string; flags: number; traceState?: string };
+  /** How many attributes and links the span limits (otel.ts) left out; absent: none. */
+  droppedAttributes?: number;
+  droppedLinks?: number;
   error: boolean;
 }
 
@@ -278,7 +281,7 @@ const flags = (traceFlags: number, remote: boolean | undefined) =>
   (traceFlags & 255) | HAS_IS_REMOTE | (remote ? IS_REMOTE : 0);
 
 /** Span (trace.proto) in ScopeSpans.spans (2). Counts of dropped attributes, events and links are
- * 0 (a record keeps all it has), written as the official serializer writes them. */
+ * written even when 0, as the official serializer writes them. */
 function span(w: Writer, s: SpanRecord): void {
   const at = w.open(2);
   w.hex(1, s.traceId);
@@ -294,7 +297,7 @@ function span(w: Writer, s: SpanRecord): void {
   w.time(s.end);
   keyValues(w, 9, s.attributes);
   w.tag(10, VARINT);
-  w.uint32(0);
+  w.uint32(s.droppedAttributes ?? 0);
   w.tag(12, VARINT);
   w.uint32(0);
   if (s.link) {
@@ -309,7 +312,7 @@ function span(w: Writer, s: SpanRecord): void {
     w.close(l);
   }
   w.tag(14, VARINT);
-  w.uint32(0);
+  w.uint32(s.droppedLinks ?? 0);
   const status = w.open(15);
   w.tag(3, VARINT);
   w.uint32(s.error ? SpanStatusCode.ERROR : SpanStatusCode.UNSET);
@@ -377,9 +380,9 @@ export function readable(s: SpanRecord, { resource, scope }: Origin): ReadableSp
     events: [],
     resource,
     instrumentationScope: scope,
-    droppedAttributesCount: 0,
+    droppedAttributesCount: s.droppedAttributes ?? 0,
     droppedEventsCount: 0,
-    droppedLinksCount: 0,
+    droppedLinksCount: s.droppedLinks ?? 0,
   };
 }
 

@@ -19,6 +19,7 @@ use crate::settings::AuthMode;
 use pgrx::pg_sys;
 use pgrx::prelude::*;
 use serde_json::{json, Map, Value};
+use std::cell::RefCell;
 
 pub mod doctor;
 mod pipeline;
@@ -133,6 +134,7 @@ fn process_message(
         caller,
         era,
         headers,
+        resolved: RefCell::new(None),
     };
     // The request's run (a verified run handle, or a new one; src/bookkeeping/runs.rs).
     let run = match crate::bookkeeping::runs::of_request(registry, caller, &params) {
@@ -205,7 +207,14 @@ fn process_message(
         }
     };
     let mut reply = Reply::of(response, as_text);
-    let (capability, declared) = declared_target(registry, &method, &params, class == "ok");
+    let resolved = ctx.resolved.take();
+    let (capability, declared) = declared_target(
+        registry,
+        &method,
+        &params,
+        resolved.as_deref(),
+        class == "ok",
+    );
     if registry.settings.audit {
         let bytes = match &reply.text {
             Some(text) => text.len(),
@@ -269,8 +278,9 @@ fn process_message(
 
 /// What a message is about, as the server declared it (its method: [protocol::known_method]), for
 /// its audit row, the metrics view and its trace: the name of a tool or prompt that exists
-/// (whoever may call it), the URI or URI template of the resource a URI matches, the URI of a
-/// skill file or app that was `served`; and that capability. Never the client's own text: a URI
+/// (whoever may call it), the URI or URI template of the resource `resolved` for the caller (else
+/// of the first a URI matches, whoever may read it), the URI of a skill file or app that was
+/// `served`; and that capability. Never the client's own text: a URI
 /// that matches a template carries the template's parameters, the resource's arguments (kept out
 /// as a tool's are, unless it opts in), and an unknown name or URI is whatever the client sent,
 /// which must not name spans or series.
@@ -278,6 +288,7 @@ fn declared_target<'r>(
     registry: &'r Registry,
     method: &str,
     params: &'r Map<String, Value>,
+    resolved: Option<&str>,
     served: bool,
 ) -> (Option<&'r str>, Option<&'r registry::Capability>) {
     let text = |key: &str| params.get(key).and_then(Value::as_str);
@@ -289,8 +300,17 @@ fn declared_target<'r>(
             let Some(uri) = text("uri") else {
                 return (None, None);
             };
-            match registry.capabilities.resources_matching(uri).next() {
-                Some((c, _)) => return (c.meta.resource.as_deref(), Some(c)),
+            let resolved = resolved
+                .and_then(|name| registry.capabilities.find(name, registry::Kind::Resource));
+            let first = || {
+                registry
+                    .capabilities
+                    .resources_matching(uri)
+                    .next()
+                    .map(|(c, _)| c)
+            };
+            match resolved.or_else(first) {
+                Some(c) => return (c.meta.resource.as_deref(), Some(c)),
                 // skill files and apps have no parameters: a URI that was served is theirs
                 None if served && (uri.starts_with("skill://") || uri.starts_with("ui://")) => {
                     return (Some(uri), None)

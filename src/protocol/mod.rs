@@ -5,6 +5,7 @@
 use crate::catalog::registry::{Caller, Registry};
 use crate::error::Error;
 use serde_json::{Map, Value};
+use std::cell::RefCell;
 use versions::Era;
 
 mod apps;
@@ -32,6 +33,10 @@ pub struct Context<'a> {
     pub era: &'a Era,
     /// The HTTP headers, when the request came over HTTP (for `Mcp-Param-*` checks).
     pub headers: Option<&'a Map<String, Value>>,
+    /// The name of the resource a resources/read resolved its URI to for this caller, once
+    /// chosen: of the several a URI may match, the one the audit row, chumbo.metrics and the
+    /// trace then name. (A name, not the capability: a reference would tie the context's lifetime.)
+    pub resolved: RefCell<Option<String>>,
 }
 
 pub type MethodResult = Result<Value, Error>;

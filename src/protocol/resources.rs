@@ -91,6 +91,7 @@ fn read_resource(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
     let Some((cap, vars)) = found else {
         return Err(not_found(ctx, uri, vec![]));
     };
+    *ctx.resolved.borrow_mut() = Some(cap.name.clone());
     if !ctx.caller.has_scopes(cap) {
         return Err(not_found(
             ctx,

@@ -208,13 +208,7 @@ fn process_message(
     };
     let mut reply = Reply::of(response, as_text);
     let resolved = ctx.resolved.take();
-    let (capability, declared) = declared_target(
-        registry,
-        &method,
-        &params,
-        resolved.as_deref(),
-        class == "ok",
-    );
+    let (capability, declared) = declared_target(registry, &method, &params, resolved.as_ref());
     if registry.settings.audit {
         let bytes = match &reply.text {
             Some(text) => text.len(),
@@ -278,9 +272,9 @@ fn process_message(
 
 /// What a message is about, as the server declared it (its method: [protocol::known_method]), for
 /// its audit row, the metrics view and its trace: the name of a tool or prompt that exists
-/// (whoever may call it), the URI or URI template of the resource `resolved` for the caller (else
-/// of the first a URI matches, whoever may read it), the URI of a skill file or app that was
-/// `served`; and that capability. Never the client's own text: a URI
+/// (whoever may call it); for a resource URI, what it `resolved` to for the caller (the URI or URI
+/// template of a resource, the URI of a skill file or app), else the first resource it matches,
+/// whoever may read it; and that capability. Never the client's own text: a URI
 /// that matches a template carries the template's parameters, the resource's arguments (kept out
 /// as a tool's are, unless it opts in), and an unknown name or URI is whatever the client sent,
 /// which must not name spans or series.
@@ -288,8 +282,7 @@ fn declared_target<'r>(
     registry: &'r Registry,
     method: &str,
     params: &'r Map<String, Value>,
-    resolved: Option<&str>,
-    served: bool,
+    resolved: Option<&protocol::Resolved>,
 ) -> (Option<&'r str>, Option<&'r registry::Capability>) {
     let text = |key: &str| params.get(key).and_then(Value::as_str);
     let named = |kind| text("name").and_then(|name| registry.capabilities.find(name, kind));
@@ -300,8 +293,13 @@ fn declared_target<'r>(
             let Some(uri) = text("uri") else {
                 return (None, None);
             };
-            let resolved = resolved
-                .and_then(|name| registry.capabilities.find(name, registry::Kind::Resource));
+            let found = match resolved {
+                Some(protocol::Resolved::Served) => return (Some(uri), None),
+                Some(protocol::Resolved::Capability(name)) => {
+                    registry.capabilities.find(name, registry::Kind::Resource)
+                }
+                None => None,
+            };
             let first = || {
                 registry
                     .capabilities
@@ -309,12 +307,8 @@ fn declared_target<'r>(
                     .next()
                     .map(|(c, _)| c)
             };
-            match resolved.or_else(first) {
+            match found.or_else(first) {
                 Some(c) => return (c.meta.resource.as_deref(), Some(c)),
-                // skill files and apps have no parameters: a URI that was served is theirs
-                None if served && (uri.starts_with("skill://") || uri.starts_with("ui://")) => {
-                    return (Some(uri), None)
-                }
                 None => None,
             }
         }

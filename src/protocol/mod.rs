@@ -33,10 +33,18 @@ pub struct Context<'a> {
     pub era: &'a Era,
     /// The HTTP headers, when the request came over HTTP (for `Mcp-Param-*` checks).
     pub headers: Option<&'a Map<String, Value>>,
-    /// The name of the resource a resources/read resolved its URI to for this caller, once
-    /// chosen: of the several a URI may match, the one the audit row, chumbo.metrics and the
-    /// trace then name. (A name, not the capability: a reference would tie the context's lifetime.)
-    pub resolved: RefCell<Option<String>>,
+    /// What a resources/read resolved its URI to for this caller, once chosen: of the several a
+    /// URI may name, the one the audit row, chumbo.metrics and the trace then name.
+    pub resolved: RefCell<Option<Resolved>>,
+}
+
+/// What answered a resources/read.
+pub enum Resolved {
+    /// A resource or resource template, by name (not the capability itself: a reference would tie
+    /// the context's lifetime to the registry's).
+    Capability(String),
+    /// A skill file or an app the caller is served: chumbo's own, named by its URI.
+    Served,
 }
 
 pub type MethodResult = Result<Value, Error>;

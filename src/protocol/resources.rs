@@ -2,7 +2,7 @@
 
 use super::call::{method_error, run};
 use super::listing::{list, list_then, put_opt};
-use super::{Context, MethodResult};
+use super::{Context, MethodResult, Resolved};
 use crate::call::execute::Returned;
 use crate::call::steps::Stop;
 use crate::call::{pages, policy};
@@ -77,10 +77,8 @@ fn read_resource(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
         .get("uri")
         .and_then(Value::as_str)
         .ok_or_else(|| Error::InvalidParams("\"uri\" must be a string".into()))?;
-    if let Some(answer) = super::skills::read(ctx, uri) {
-        return answer;
-    }
-    if let Some(answer) = super::apps::read(ctx, uri) {
+    if let Some(answer) = super::skills::read(ctx, uri).or_else(|| super::apps::read(ctx, uri)) {
+        *ctx.resolved.borrow_mut() = Some(Resolved::Served);
         return answer;
     }
     let found = ctx
@@ -91,7 +89,7 @@ fn read_resource(ctx: &Context, params: &Map<String, Value>) -> MethodResult {
     let Some((cap, vars)) = found else {
         return Err(not_found(ctx, uri, vec![]));
     };
-    *ctx.resolved.borrow_mut() = Some(cap.name.clone());
+    *ctx.resolved.borrow_mut() = Some(Resolved::Capability(cap.name.clone()));
     if !ctx.caller.has_scopes(cap) {
         return Err(not_found(
             ctx,

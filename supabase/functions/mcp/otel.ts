@@ -224,10 +224,9 @@ const LIMITED = Object.values(LIMITS).some((n) => n !== undefined);
 
 /** `span` within the limits, as the SDK's span would be: the attributes set first are kept (so
  * the HTTP status and error type, set when the span ends, are the first left out), the rest
- * counted as dropped;
- * every string value longer than the length cut to that many characters (code points: one
- * outside the BMP is never split); the link dropped and counted when no link is allowed. The same
- * record when nothing is over, else a copy (a span's attributes may be shared). */
+ * counted as dropped; every string value longer than the length cut to that many characters
+ * (code points: one outside the BMP is never split); the link dropped and counted when no link is
+ * allowed. The same record when nothing is over, else a copy (a span's attributes may be shared). */
 function bounded(span: SpanRecord): SpanRecord {
   let attributes = span.attributes, droppedAttributes = 0;
   if (LIMITS.attributes !== undefined) {

@@ -168,7 +168,8 @@ struct Span {
     end_us: u64,
 }
 
-/// What one JSON-RPC message was, for its MCP server span (never arguments or results).
+/// What one JSON-RPC message was, for its MCP server span (no argument or result unless its
+/// capability opted in to have them recorded).
 pub struct MessageFacts<'a> {
     pub method: &'a str,
     pub target: Option<&'a str>,
@@ -182,6 +183,10 @@ pub struct MessageFacts<'a> {
     pub trace_state: Option<&'a str>,
     /// The audit row's outcome class (`ok`, `tool_error`, `error -32602`, `internal`, …).
     pub outcome: &'a str,
+    /// What the capability opted in to have recorded, as its audit row does (src/api/recorded.rs):
+    /// a resource URI and a tool's arguments. Sent only for a sampled message.
+    pub resource_uri: Option<&'a str>,
+    pub tool_arguments: Option<&'a Value>,
 }
 
 /// A finished message as the edge takes it: its facts, its time, and its phases when its trace
@@ -199,6 +204,10 @@ struct Message {
     #[serde(skip_serializing_if = "Option::is_none")]
     trace_state: Option<String>,
     outcome: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    resource_uri: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_arguments: Option<Value>,
     start_us: u64,
     end_us: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -333,6 +342,8 @@ pub fn message_ends(facts: MessageFacts) {
                 trace_flags: facts.trace_flags,
                 trace_state: facts.trace_state.map(str::to_owned),
                 outcome: facts.outcome.to_owned(),
+                resource_uri: facts.resource_uri.filter(|_| sampled).map(str::to_owned),
+                tool_arguments: facts.tool_arguments.filter(|_| sampled).cloned(),
                 start_us,
                 end_us,
                 spans: sampled.then_some(spans),
@@ -420,6 +431,8 @@ mod tests {
             trace_flags: None,
             trace_state: None,
             outcome: "ok",
+            resource_uri: None,
+            tool_arguments: None,
         });
         let got: Value = serde_json::from_str(&take_spans().unwrap()).unwrap();
         // consecutive phases of one group are one span
@@ -449,6 +462,8 @@ mod tests {
             trace_flags: Some(0),
             trace_state: None,
             outcome: "ok",
+            resource_uri: None,
+            tool_arguments: None,
         });
         let got: Value = serde_json::from_str(&take_spans().unwrap()).unwrap();
         assert_eq!(got["spans"], json!([]));

@@ -23,6 +23,7 @@ use std::cell::RefCell;
 
 pub mod doctor;
 mod pipeline;
+mod recorded;
 mod replica;
 pub mod tasks;
 use pipeline::*;
@@ -208,7 +209,7 @@ fn process_message(
     };
     let mut reply = Reply::of(response, as_text);
     let resolved = ctx.resolved.take();
-    let (capability, declared) = declared_target(registry, &method, &params, resolved.as_ref());
+    let recorded = recorded::recorded(registry, known, &params, resolved.as_ref());
     if registry.settings.audit {
         let bytes = match &reply.text {
             Some(text) => text.len(),
@@ -220,18 +221,6 @@ fn process_message(
             }
             None => crate::render::written_len(&reply.value),
         };
-        // What a capability that opts in has recorded: a tool's or prompt's arguments, a
-        // resource's URI.
-        let detail = declared
-            .filter(|c| c.meta.audit.as_ref().is_some_and(|a| a.arguments))
-            .map(|c| match c.kind {
-                registry::Kind::Resource | registry::Kind::ResourceTemplate => {
-                    json!({"uri": params.get("uri")})
-                }
-                registry::Kind::Tool | registry::Kind::Prompt => {
-                    json!({"arguments": params.get("arguments")})
-                }
-            });
         crate::trace_context::timed("audit", || {
             ledger::audit(
                 last,
@@ -239,12 +228,12 @@ fn process_message(
                     trace_id: &trace,
                     era: era.audit_name(),
                     method: Some(known),
-                    capability,
+                    capability: recorded.target,
                     principal: caller.principal.digest(),
                     outcome: &class,
                     duration_ms: started.elapsed().as_secs_f64() * 1000.0,
                     bytes,
-                    detail,
+                    detail: recorded.detail,
                     run_id: run.as_ref().map(|r| r.id.as_str()),
                 },
             )
@@ -252,7 +241,7 @@ fn process_message(
     }
     crate::trace_context::message_ends(crate::trace_context::MessageFacts {
         method: known,
-        target: capability,
+        target: recorded.target,
         request_id: &id,
         protocol_version: era.version(),
         trace_id: &trace,
@@ -260,6 +249,8 @@ fn process_message(
         trace_flags: parent.as_ref().map(|p| p.flags),
         trace_state: parent.as_ref().and_then(|p| p.state.as_deref()),
         outcome: &class,
+        resource_uri: recorded.resource_uri,
+        tool_arguments: recorded.tool_arguments,
     });
     // The audit insert used a sequence: lastval() must not tell the next caller anything.
     session::forget_session_state();
@@ -268,53 +259,6 @@ fn process_message(
         missing_scopes,
         events,
     }
-}
-
-/// What a message is about, as the server declared it (its method: [protocol::known_method]), for
-/// its audit row, the metrics view and its trace: the name of a tool or prompt that exists
-/// (whoever may call it); for a resource URI, what it `resolved` to for the caller (the URI or URI
-/// template of a resource, the URI of a skill file or app), else the first resource it matches,
-/// whoever may read it; and that capability. Never the client's own text: a URI
-/// that matches a template carries the template's parameters, the resource's arguments (kept out
-/// as a tool's are, unless it opts in), and an unknown name or URI is whatever the client sent,
-/// which must not name spans or series.
-fn declared_target<'r>(
-    registry: &'r Registry,
-    method: &str,
-    params: &'r Map<String, Value>,
-    resolved: Option<&protocol::Resolved>,
-) -> (Option<&'r str>, Option<&'r registry::Capability>) {
-    let text = |key: &str| params.get(key).and_then(Value::as_str);
-    let named = |kind| text("name").and_then(|name| registry.capabilities.find(name, kind));
-    let found = match method {
-        "tools/call" => named(registry::Kind::Tool),
-        "prompts/get" => named(registry::Kind::Prompt),
-        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
-            let Some(uri) = text("uri") else {
-                return (None, None);
-            };
-            let found = match resolved {
-                Some(protocol::Resolved::Served) => return (Some(uri), None),
-                Some(protocol::Resolved::Capability(name)) => {
-                    registry.capabilities.find(name, registry::Kind::Resource)
-                }
-                None => None,
-            };
-            let first = || {
-                registry
-                    .capabilities
-                    .resources_matching(uri)
-                    .next()
-                    .map(|(c, _)| c)
-            };
-            match found.or_else(first) {
-                Some(c) => return (c.meta.resource.as_deref(), Some(c)),
-                None => None,
-            }
-        }
-        _ => None,
-    };
-    (found.map(|c| c.name.as_str()), found)
 }
 
 /// chumbo's entry points cannot be reached from inside a capability (or any other

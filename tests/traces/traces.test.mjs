@@ -453,6 +453,42 @@ test("OTEL_SPAN_ATTRIBUTE_COUNT_LIMIT and OTEL_SPAN_LINK_COUNT_LIMIT: a span kee
   assert.equal(limited.phase.dropped_links_count, 0);
 });
 
+test("what a capability opts in to have recorded (as for its audit row): a tool's arguments as gen_ai.tool.call.arguments; a resource URI as mcp.resource.uri when it has no parameters or its resource opts in", async () => {
+  psql(`create or replace function mcp.trace_shout(words text) returns text language sql as $$ select upper(words) $$;
+        comment on function mcp.trace_shout(text) is '@mcp {"audit": {"arguments": true}}';
+        create or replace function mcp.trace_entry(id text) returns text language sql as $$ select 'entry ' || id $$;
+        comment on function mcp.trace_entry(text) is '@mcp {"resource": "trace-entries://{id}", "audit": {"arguments": true}}';
+        grant execute on function mcp.trace_shout(text), mcp.trace_entry(text) to authenticated;`);
+  const marker = `marker-${hex(8)}`;
+  /** The MCP span of `message`; `answered`: whether it must be a result (else an error will do). */
+  const spanOf = async (message, name, answered = true) => {
+    const traceId = hex(16);
+    const r = await call(PROTOBUF, message, { traceparent: `00-${traceId}-${hex(8)}-01` });
+    assert.equal(r.status, 200, r.text);
+    if (answered) assert.equal(r.body.error, undefined, r.text);
+    return await waitFor(
+      `span "${name}" in trace ${traceId}`,
+      (all) => all.find((s) => s.trace_id === traceId && s.name === name && s.kind === SERVER),
+    );
+  };
+  const read = (uri) => ({ id: 2, method: "resources/read", params: { uri } });
+
+  const shout = await spanOf(toolCall(1, "trace_shout", { words: marker }), "tools/call trace_shout");
+  assert.deepEqual(JSON.parse(shout.attributes["gen_ai.tool.call.arguments"]), { words: marker });
+  // A tool that does not opt in: nothing of its arguments (as the test above checks of every span).
+  const search = await spanOf(toolCall(1, "search_documents", { query: marker }), "tools/call search_documents");
+  assert.equal(search.attributes["gen_ai.tool.call.arguments"], undefined);
+
+  // A resource without parameters: its URI is the declared one. A template's URI carries its
+  // parameters: recorded only when its resource opts in. The span name never has the URI.
+  const mine = await spanOf(read("app://orgs/mine"), "resources/read");
+  assert.equal(mine.attributes["mcp.resource.uri"], "app://orgs/mine");
+  const project = await spanOf(read(`app://projects/${marker}`), "resources/read", false);
+  assert.equal(project.attributes["mcp.resource.uri"], undefined);
+  const entry = await spanOf(read(`trace-entries://${marker}`), "resources/read");
+  assert.equal(entry.attributes["mcp.resource.uri"], `trace-entries://${marker}`);
+});
+
 test("the receiver down: every call still answers 200, without waiting for the exporter", async () => {
   // Over 2 s at a 100 ms batch delay: the exporter fails twenty times meanwhile.
   const until = Date.now() + 2_000;

@@ -60,6 +60,10 @@ type Message = Phase & {
   trace_flags?: number | null; // the parent's, from its traceparent (bit 0: sampled)
   trace_state?: string; // the parent's tracestate, when it came with one the database found valid
   outcome: string;
+  // What the capability opted in to have recorded (its audit opt-in; src/api/recorded.rs), for a
+  // sampled message only: a resource URI, a tool's arguments.
+  resource_uri?: string;
+  tool_arguments?: unknown;
   spans?: Phase[]; // absent when the message's trace is not sampled
 };
 type Spans = { total_us: number; spans: Phase[]; messages: Message[] };
@@ -290,6 +294,9 @@ function attributes(m: Message, perRequest: boolean): Record<string, string> {
   const error = errorType(m.outcome);
   if (error !== undefined) a["error.type"] = error;
   if (perRequest && m.outcome.startsWith("error ")) a["rpc.response.status_code"] = error!;
+  if (perRequest && m.resource_uri !== undefined) a["mcp.resource.uri"] = m.resource_uri;
+  // The conventions' opt-in attribute, as a JSON string (span attributes hold no objects).
+  if (perRequest && m.tool_arguments !== undefined) a["gen_ai.tool.call.arguments"] = JSON.stringify(m.tool_arguments);
   return a;
 }
 

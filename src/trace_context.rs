@@ -184,9 +184,28 @@ pub struct MessageFacts<'a> {
     /// The audit row's outcome class (`ok`, `tool_error`, `error -32602`, `internal`, …).
     pub outcome: &'a str,
     /// What the capability opted in to have recorded, as its audit row does (src/api/recorded.rs):
-    /// a resource URI and a tool's arguments. Sent only for a sampled message.
+    /// a resource URI and a tool's arguments. Sent only for a sampled message, each cut to
+    /// [RECORDED_TEXT_LIMIT].
     pub resource_uri: Option<&'a str>,
     pub tool_arguments: Option<&'a Value>,
+}
+
+/// The most bytes of a resource URI or of a tool's arguments (JSON text) a message's facts carry
+/// to its span. Both are the client's own text, up to the edge's body limit (4 MiB): whole, a
+/// span queue of 2,048 (OTEL_BSP_MAX_QUEUE_SIZE) could hold gigabytes while a collector is slow.
+/// The audit row keeps them whole.
+pub const RECORDED_TEXT_LIMIT: usize = 4096;
+
+/// `text` cut to at most [RECORDED_TEXT_LIMIT] bytes, never inside a character.
+fn recorded_text(mut text: String) -> String {
+    if text.len() > RECORDED_TEXT_LIMIT {
+        let mut end = RECORDED_TEXT_LIMIT;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+    text
 }
 
 /// A finished message as the edge takes it: its facts, its time, and its phases when its trace
@@ -206,8 +225,9 @@ struct Message {
     outcome: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     resource_uri: Option<String>,
+    /// Its JSON text, cut as the URI is.
     #[serde(skip_serializing_if = "Option::is_none")]
-    tool_arguments: Option<Value>,
+    tool_arguments: Option<String>,
     start_us: u64,
     end_us: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -342,8 +362,14 @@ pub fn message_ends(facts: MessageFacts) {
                 trace_flags: facts.trace_flags,
                 trace_state: facts.trace_state.map(str::to_owned),
                 outcome: facts.outcome.to_owned(),
-                resource_uri: facts.resource_uri.filter(|_| sampled).map(str::to_owned),
-                tool_arguments: facts.tool_arguments.filter(|_| sampled).cloned(),
+                resource_uri: facts
+                    .resource_uri
+                    .filter(|_| sampled)
+                    .map(|u| recorded_text(u.to_owned())),
+                tool_arguments: facts
+                    .tool_arguments
+                    .filter(|_| sampled)
+                    .map(|a| recorded_text(a.to_string())),
                 start_us,
                 end_us,
                 spans: sampled.then_some(spans),
@@ -469,6 +495,16 @@ mod tests {
         assert_eq!(got["spans"], json!([]));
         assert_eq!(got["messages"][0]["outcome"], "ok");
         assert_eq!(got["messages"][0].get("spans"), None);
+    }
+
+    #[test]
+    fn recorded_text_is_cut_at_a_character_boundary() {
+        assert_eq!(recorded_text("short".into()), "short");
+        let exact = "x".repeat(RECORDED_TEXT_LIMIT);
+        assert_eq!(recorded_text(exact.clone()), exact);
+        // a three-byte character across the limit is left out whole
+        let across = "x".repeat(RECORDED_TEXT_LIMIT - 1) + "€€";
+        assert_eq!(recorded_text(across), "x".repeat(RECORDED_TEXT_LIMIT - 1));
     }
 
     #[test]

@@ -489,6 +489,16 @@ test("what a capability opts in to have recorded (as for its audit row): a tool'
   assert.equal(entry.attributes["mcp.resource.uri"], `trace-entries://${marker}`);
 });
 
+test("a client's own text in a span is cut to 4,096 characters even with no limit set: a request id of 5,000 (the queue of spans must not hold megabytes a span)", async () => {
+  const id = "i".repeat(4095) + "\u{1F600}" + "j".repeat(904); // a character outside the BMP at the cut
+  const traceId = hex(16);
+  const r = await call(PROTOBUF, toolCall(id, "list_projects", {}, { traceparent: `00-${traceId}-${hex(8)}-01` }));
+  assert.equal(r.status, 200, r.text);
+  assert.equal(r.body.id, id); // the answer keeps the client's id whole
+  const span = await mcpSpan(traceId, "tools/call list_projects");
+  assert.equal(span.attributes["jsonrpc.request.id"], "i".repeat(4095) + "\u{1F600}");
+});
+
 test("the receiver down: every call still answers 200, without waiting for the exporter", async () => {
   // Over 2 s at a 100 ms batch delay: the exporter fails twenty times meanwhile.
   const until = Date.now() + 2_000;

@@ -61,9 +61,9 @@ type Message = Phase & {
   trace_state?: string; // the parent's tracestate, when it came with one the database found valid
   outcome: string;
   // What the capability opted in to have recorded (its audit opt-in; src/api/recorded.rs), for a
-  // sampled message only: a resource URI, a tool's arguments.
+  // sampled message only: a resource URI, a tool's arguments as JSON text (each cut to 4,096 bytes).
   resource_uri?: string;
-  tool_arguments?: unknown;
+  tool_arguments?: string;
   spans?: Phase[]; // absent when the message's trace is not sampled
 };
 type Spans = { total_us: number; spans: Phase[]; messages: Message[] };
@@ -285,7 +285,7 @@ function errorType(outcome: string): string | undefined {
 function attributes(m: Message, perRequest: boolean): Record<string, string> {
   const a: Record<string, string> = { "mcp.method.name": m.method, "network.transport": "tcp" };
   if (m.protocol_version) a["mcp.protocol.version"] = m.protocol_version;
-  if (perRequest && m.request_id != null) a["jsonrpc.request.id"] = String(m.request_id);
+  if (perRequest && m.request_id != null) a["jsonrpc.request.id"] = clientText(String(m.request_id));
   const target = named(m);
   if (m.method === "tools/call") {
     a["gen_ai.operation.name"] = "execute_tool";
@@ -294,11 +294,23 @@ function attributes(m: Message, perRequest: boolean): Record<string, string> {
   const error = errorType(m.outcome);
   if (error !== undefined) a["error.type"] = error;
   if (perRequest && m.outcome.startsWith("error ")) a["rpc.response.status_code"] = error!;
-  if (perRequest && m.resource_uri !== undefined) a["mcp.resource.uri"] = m.resource_uri;
+  if (perRequest && m.resource_uri !== undefined) a["mcp.resource.uri"] = clientText(m.resource_uri);
   // The conventions' opt-in attribute, as a JSON string (span attributes hold no objects).
-  if (perRequest && m.tool_arguments !== undefined) a["gen_ai.tool.call.arguments"] = JSON.stringify(m.tool_arguments);
+  if (perRequest && m.tool_arguments !== undefined) a["gen_ai.tool.call.arguments"] = clientText(m.tool_arguments);
   return a;
 }
+
+/** The most characters of a client's own text (a request id, a URI, arguments) a span attribute
+ * holds, whatever OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT says: a request may carry megabytes of
+ * it, and 2,048 waiting spans (OTEL_BSP_MAX_QUEUE_SIZE) of that would hold gigabytes while a
+ * collector is slow. */
+const CLIENT_TEXT_LIMIT = 4096;
+/** `text` cut to CLIENT_TEXT_LIMIT characters (code points, never half of one): they lie within
+ * its first 2 × CLIENT_TEXT_LIMIT UTF-16 units, so no more is split into characters. */
+const clientText = (text: string) =>
+  text.length <= CLIENT_TEXT_LIMIT
+    ? text
+    : Array.from(text.slice(0, 2 * CLIENT_TEXT_LIMIT)).slice(0, CLIENT_TEXT_LIMIT).join("");
 
 /** The client span a message's `_meta.traceparent` named, when the database's verdict is not
  * the HTTP span (which the edge passed as the header): the MCP span's parent then, and the

@@ -4,7 +4,8 @@
 -- (gen_ai.tool.call.arguments) only when the tool opts in, and a resource URI (mcp.resource.uri)
 -- when it is as the server declared it (a resource without parameters) or its resource opts in;
 -- a template's URI carries its parameters, kept out otherwise. Nothing of it for a message whose
--- trace is not sampled.
+-- trace is not sampled. Both are the client's own text, so each is cut to 4,096 bytes (never
+-- inside a character); the audit row keeps them whole.
 begin;
 select chumbo.configure('{"auth_mode":"public"}') ->> 'auth_mode' as mode;
 create function mcp.shout(words text) returns text language sql as $$ select upper(words) $$;
@@ -30,7 +31,7 @@ create function pg_temp.call(tool text, words text) returns jsonb language sql a
     'params', jsonb_build_object('name', tool, 'arguments', jsonb_build_object('words', words))) $$;
 create function pg_temp.read(uri text) returns jsonb language sql as $$
   select jsonb_build_object('jsonrpc', '2.0', 'id', 1, 'method', 'resources/read', 'params', jsonb_build_object('uri', uri)) $$;
-select label, f ->> 'target' as target, f ->> 'outcome' as outcome, f -> 'tool_arguments' as tool_arguments,
+select label, f ->> 'target' as target, f ->> 'outcome' as outcome, f ->> 'tool_arguments' as tool_arguments,
        f ->> 'resource_uri' as resource_uri
   from (values
     (1, 'tool that opts in', pg_temp.facts(pg_temp.call('shout', 'zebra'))),
@@ -45,4 +46,12 @@ select label, f ->> 'target' as target, f ->> 'outcome' as outcome, f -> 'tool_a
           '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"whisper","arguments":{"words":"x"},"uri":"whisper"}}'))
   ) t(n, label, f)
  order by n;
+-- long ones: cut to 4,096 bytes, a two-byte character across the limit left out whole
+select octet_length(f ->> 'tool_arguments') as arguments_bytes, left(f ->> 'tool_arguments', 11) as starts,
+       right(f ->> 'tool_arguments', 2) as ends
+  from pg_temp.facts(pg_temp.call('shout', 'x' || repeat('é', 3000))) f;
+select octet_length(f ->> 'resource_uri') as uri_bytes, left(f ->> 'resource_uri', 12) as starts
+  from pg_temp.facts(pg_temp.read('entries://' || repeat('a', 5000))) f;
+select length(detail #>> '{arguments,words}') as audited_characters
+  from chumbo.audit_events where method = 'tools/call' and capability = 'shout' order by id desc limit 1;
 rollback;

@@ -194,17 +194,11 @@ pub struct MessageFacts<'a> {
 /// to its span. Both are the client's own text, up to the edge's body limit (4 MiB): whole, a
 /// span queue of 2,048 (OTEL_BSP_MAX_QUEUE_SIZE) could hold gigabytes while a collector is slow.
 /// The audit row keeps them whole.
-pub const RECORDED_TEXT_LIMIT: usize = 4096;
+const RECORDED_TEXT_LIMIT: usize = 4096;
 
 /// `text` cut to at most [RECORDED_TEXT_LIMIT] bytes, never inside a character.
 fn recorded_text(mut text: String) -> String {
-    if text.len() > RECORDED_TEXT_LIMIT {
-        let mut end = RECORDED_TEXT_LIMIT;
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
-        text.truncate(end);
-    }
+    text.truncate(text.floor_char_boundary(RECORDED_TEXT_LIMIT));
     text
 }
 

@@ -254,11 +254,20 @@ function cut(attributes: Attributes, max: number): Attributes {
   let out: Attributes | undefined;
   for (const key in attributes) {
     const value = attributes[key];
-    if (typeof value !== "string" || value.length <= max) continue;
-    const chars = Array.from(value);
-    if (chars.length > max) (out ??= { ...attributes })[key] = chars.slice(0, max).join("");
+    if (typeof value !== "string") continue;
+    const first = firstChars(value, max);
+    if (first !== value) (out ??= { ...attributes })[key] = first;
   }
   return out ?? attributes;
+}
+
+/** The first `max` characters of `text` (code points: one outside the BMP is never split), or
+ * `text` itself when it has no more. They lie within its first 2 × `max` UTF-16 units, so no
+ * more of a long text is split into characters. */
+export function firstChars(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const chars = Array.from(text.slice(0, 2 * max));
+  return chars.length > max || text.length > 2 * max ? chars.slice(0, max).join("") : text;
 }
 
 /** `key=value,key2=value2` with URL-encoded values (the OTLP exporter's headers variables). */

@@ -19,7 +19,7 @@ import {
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { clock, type HttpRequest, type HttpResult } from "./db.ts";
 import type { StreamWatch } from "./listen.ts";
-import { meter, spans } from "./otel.ts";
+import { firstChars, meter, spans } from "./otel.ts";
 import type { SpanRecord } from "./otlp-proto.ts";
 
 export { flush } from "./otel.ts";
@@ -305,12 +305,7 @@ function attributes(m: Message, perRequest: boolean): Record<string, string> {
  * it, and 2,048 waiting spans (OTEL_BSP_MAX_QUEUE_SIZE) of that would hold gigabytes while a
  * collector is slow. */
 const CLIENT_TEXT_LIMIT = 4096;
-/** `text` cut to CLIENT_TEXT_LIMIT characters (code points, never half of one): they lie within
- * its first 2 × CLIENT_TEXT_LIMIT UTF-16 units, so no more is split into characters. */
-const clientText = (text: string) =>
-  text.length <= CLIENT_TEXT_LIMIT
-    ? text
-    : Array.from(text.slice(0, 2 * CLIENT_TEXT_LIMIT)).slice(0, CLIENT_TEXT_LIMIT).join("");
+const clientText = (text: string) => firstChars(text, CLIENT_TEXT_LIMIT);
 
 /** The client span a message's `_meta.traceparent` named, when the database's verdict is not
  * the HTTP span (which the edge passed as the header): the MCP span's parent then, and the

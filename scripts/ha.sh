@@ -27,9 +27,11 @@ export XDG_CONFIG_HOME="$DIR/xdg/config" XDG_DATA_HOME="$DIR/xdg/data" XDG_RUNTI
 MONITOR_URL="postgres://autoctl_node@127.0.0.1:$MON_PORT/pg_auto_failover?sslmode=disable"
 
 # Run as postgres from a directory it can read, without RUST_BACKTRACE (every Rust ERROR's DETAIL
-# would carry a backtrace), with the private PostgreSQL's binaries first on PATH.
+# would carry a backtrace), with the private PostgreSQL's binaries first on PATH, and in a UTF-8
+# locale: pg_autoctl's initdb takes the environment's, and in the C locale it would make SQL_ASCII
+# databases, where chumbo is not installed (sql/bootstrap.sql).
 as_pg() {
-  (cd "$DIR" && env -u RUST_BACKTRACE runuser -u postgres -- env PATH="$PG_BIN:$PATH" \
+  (cd "$DIR" && env -u RUST_BACKTRACE runuser -u postgres -- env LC_ALL=C.UTF-8 PATH="$PG_BIN:$PATH" \
      XDG_CONFIG_HOME="$XDG_CONFIG_HOME" XDG_DATA_HOME="$XDG_DATA_HOME" XDG_RUNTIME_DIR="$XDG_RUNTIME_DIR" "$@")
 }
 actl() { as_pg pg_autoctl "$@"; }

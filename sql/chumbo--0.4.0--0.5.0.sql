@@ -2,6 +2,16 @@
 -- (tests/package/upgrade.sh compares the two). One block per change below, each headed by what it is.
 \echo Use "ALTER EXTENSION chumbo UPDATE TO '0.5.0'" to load this file. \quit
 
+-- chumbo needs a UTF8 database (sql/bootstrap.sql): 0.4.0 could be installed in another, where its
+-- texts were refused or garbled call by call; the update says why instead of going on.
+do $$
+begin
+    if pg_catalog.getdatabaseencoding() <> 'UTF8' then
+        raise exception 'chumbo needs a UTF8 database; this one''s encoding is %', pg_catalog.getdatabaseencoding()
+            using hint = 'Dump the application''s data and restore it into a database created with ENCODING ''UTF8''.';
+    end if;
+end $$;
+
 -- The PostgREST entry chumbo.mcp is an explicit opt-in: this update revokes it from every role
 -- it was granted to. An install that serves POST /rest/v1/rpc/mcp runs, after the update:
 --     select chumbo.grant_postgrest();

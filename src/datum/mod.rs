@@ -147,7 +147,7 @@ pub fn jsonb_of(v: &serde_json::Value) -> pg_sys::Datum {
         if let Some(tokens) = match v {
             Value::String(s) => held
                 .text(s)
-                .filter(|json| json.starts_with(['{', '[']) && utf8())
+                .filter(|json| json.starts_with(['{', '[']))
                 .and_then(|json| json_text::tokens(json, MAX_DEPTH)),
             _ => None,
         } {
@@ -252,8 +252,8 @@ unsafe fn push<'a>(
 }
 
 /// Pushes a held JSON text as the next token `seq`: read by [json_text] (no jsonb_in lexing), or
-/// what jsonb_in makes of it when that reader gives up or the database's encoding is not UTF-8
-/// (jsonb_in converts `\u` escapes to it).
+/// what jsonb_in makes of it when that reader gives up. (The reader's `\u` escapes are UTF-8, as
+/// the database's are: chumbo is installed only in a UTF8 database, sql/bootstrap.sql.)
 ///
 /// # Safety
 /// As for [push].
@@ -263,7 +263,7 @@ unsafe fn push_held<'a>(
     seq: pg_sys::JsonbIteratorToken::Type,
     built: &mut Built<'a>,
 ) -> *mut pg_sys::JsonbValue {
-    if let Some(tokens) = utf8().then(|| json_text::tokens(json, MAX_DEPTH)).flatten() {
+    if let Some(tokens) = json_text::tokens(json, MAX_DEPTH) {
         built.texts.push(tokens);
         let tokens = built.texts.last().expect("pushed just above");
         // SAFETY: the tokens live in `built` (per this function's contract).
@@ -284,13 +284,6 @@ unsafe fn push_held<'a>(
         jv.val.binary.data = &mut (*jb).root;
         pg_sys::pushJsonbValue(state, seq, &mut jv)
     }
-}
-
-/// Whether the database's encoding is UTF-8: jsonb_in converts `\u` escapes to the database's
-/// encoding, which json_text's reader (UTF-8) does not.
-fn utf8() -> bool {
-    // SAFETY: reads the database's encoding, fixed for the life of the backend.
-    unsafe { pg_sys::GetDatabaseEncoding() == pg_sys::pg_enc::PG_UTF8 as i32 }
 }
 
 /// Pushes one JSON text's tokens, the first as the next token `seq`.

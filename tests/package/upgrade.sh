@@ -23,6 +23,8 @@
 #      tools/list through chumbo.http; from 0.3.0 the skill installed at X is listed to it; audit
 #      ids go on from where X left them.
 #   c. the SQL regression suite against an extension updated from the oldest release
+#   d. each release installed in a SQL_ASCII database: the update to the current version refuses
+#      it (chumbo needs UTF8) and leaves the release as it was
 # Env: PGPORT (required), PG_BIN (pg_dump's directory; default lib.sh's PostgreSQL $PG_MAJOR),
 #      UPGRADE_FROM="0.3.0 0.4.0" to check only those releases (default: every kept one),
 #      UPGRADE_SKIP_REGRESS=1 to skip the regression run, UPGRADE_KEEP=1 to keep the databases.
@@ -284,4 +286,21 @@ if [[ "${UPGRADE_SKIP_REGRESS:-}" != 1 ]]; then
   q template1 -c "drop extension chumbo cascade" >/dev/null
   ((rc == 0)) || fail "the regression suite fails on the updated extension"
 fi
+
+# A release installed in a database that is not UTF8 (which sql/bootstrap.sql now refuses, and
+# tests/regress/sql/bug_non_utf8_database.sql checks): the update says why and changes nothing.
+log "d. the update refuses a database that is not UTF8 (SQL_ASCII), from ${FROMS[*]}"
+for FROM in "${FROMS[@]}"; do
+  ASCII="chumbo_ascii_${FROM//./_}"
+  q postgres -c "drop database if exists \"$ASCII\" with (force)" \
+    -c "create database \"$ASCII\" encoding 'SQL_ASCII' locale 'C' template template0"
+  q "$ASCII" -f "$ROOT/supabase/compat/roles.sql"
+  q "$ASCII" -c "create extension chumbo version '$FROM'"
+  out="$(q "$ASCII" -c "alter extension chumbo update to '$TO'" 2>&1)" \
+    && fail "the update from $FROM went on in a SQL_ASCII database"
+  grep -q "chumbo needs a UTF8 database; this one's encoding is SQL_ASCII" <<<"$out" \
+    || fail "the update from $FROM in a SQL_ASCII database failed without saying why: $out"
+  [[ "$(extversion "$ASCII")" == "$FROM" ]] || fail "the refused update from $FROM left chumbo at $(extversion "$ASCII")"
+  q postgres -c "drop database \"$ASCII\""
+done
 log "upgrade ${FROMS[*]} -> $TO: ok ($((SECONDS - started)) s)"

@@ -94,8 +94,35 @@ select r #>> '{content,0,text}' like '%quote \\" backslash%' or r #>> '{content,
 select r -> 'structuredContent' as json_scalar, r -> 'structuredContent' = to_jsonb('{"a": 1, "a": {"b": "last"}, "n": 1.10}'::json::jsonb) as same_as_jsonb
   from pg_temp.result('json_scalar') r;
 select r #>> '{content,0,text}' as numeric_scalar from pg_temp.result('numeric_scalar') r;
--- README: a number is a JSON double, so a numeric wider than that is rounded (documented limit).
-select r #>> '{content,0,text}' as numeric_rounded from pg_temp.result('numeric_wide') r;
+-- Numbers keep every digit, as to_jsonb writes them: a numeric wider than a double is not rounded
+-- (it was, to 1.2345678901234568e+29), in a scalar's text, in rows (structuredContent and the text
+-- block) and in a json value.
+select r #>> '{content,0,text}' as numeric_exact from pg_temp.result('numeric_wide') r;
+create table public.wide_values (id int primary key, amount numeric(40,10), ratio numeric, doc jsonb);
+insert into public.wide_values values
+  (1, 123456789012345678901234567890.1234567890, 0.10, '{"x": 12345678901234567890.123456789, "y": 1.50}');
+grant select on public.wide_values to authenticated;
+create function mcp.wide_rows() returns setof public.wide_values language sql stable
+  as $$ select * from public.wide_values $$;
+grant execute on function mcp.wide_rows() to authenticated;
+select r #>> '{structuredContent,rows,0,amount}' as amount, r #>> '{structuredContent,rows,0,ratio}' as ratio,
+       r #> '{structuredContent,rows,0,doc}' as doc,
+       r #>> '{content,0,text}' as text_block
+  from pg_temp.result('wide_rows') r;
+-- And on the way in: a numeric or int8 argument is the number the client wrote, digit for digit
+-- (a numeric argument was rounded to 17 significant digits, so a tool got another amount than
+-- the one it was sent), through the jsonb entry and the text entry the edge uses.
+create function mcp.echo_amount(amount numeric, big int8) returns text language sql stable
+  as $$ select amount::text || ' ' || big::text $$;
+grant execute on function mcp.echo_amount(numeric, int8) to authenticated;
+select r #>> '{content,0,text}' as echoed
+  from pg_temp.result('echo_amount', '{"amount": 12345678901234567890.123456789, "big": 9007199254740993}') r;
+select chumbo.configure('{"auth_mode": "api-key"}') -> 'auth_mode' as auth_mode;
+select chumbo.create_api_key('authenticated') as key \gset
+select body::jsonb #>> '{result,content,0,text}' as echoed_through_http
+  from chumbo.http_parts(jsonb_build_object('method', 'POST', 'path', '/mcp',
+         'headers', jsonb_build_object('content-type', 'application/json', 'x-api-key', :'key'))::text,
+       '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo_amount","arguments":{"amount":-0.000000000000000000012345678901234567890,"big":-9007199254740993}}}');
 select r #>> '{content,0,text}' as text_scalar from pg_temp.result('text_scalar') r;
 select r -> 'structuredContent' = (select to_jsonb(t) from public.typed_values t where id = 1) as row_scalar_equal
   from pg_temp.result('row_scalar') r;

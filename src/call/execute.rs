@@ -131,7 +131,13 @@ pub fn call<T>(
     finish: impl FnOnce(Returned) -> Result<T, Refusal>,
 ) -> Result<T, CaughtSqlError> {
     let sql = call_sql(cap, args, window);
-    let args_json = JsonValue(Value::Object(args.clone()));
+    let mut bound = args.clone();
+    for p in cap.params.iter().filter(|p| p.integer) {
+        if let Some(v) = bound.get_mut(&p.name) {
+            whole_numbers_as_digits(v);
+        }
+    }
+    let args_json = JsonValue(Value::Object(bound));
     // One row more than the page shows: whether another page follows.
     let limit = (window.rows + 1) as i64;
     let (offset, after) = match &window.position {
@@ -339,10 +345,89 @@ pub fn public_error(e: &CaughtSqlError, trace_id: &str) -> PublicError {
     }
 }
 
+/// Every whole number in `v` (a number, or an array of them at any depth) that is written with a
+/// fraction or an exponent, rewritten as its digits: `2.0` → `2`, `1e2` → `100`. JSON Schema
+/// counts those as integers, so they pass an integer parameter's inputSchema, and a client may
+/// well send them (Python writes a float 2.0 as `2.0`); PostgreSQL's integer input reads digits
+/// only, and would refuse them as "wrong syntax".
+fn whole_numbers_as_digits(v: &mut Value) {
+    match v {
+        Value::Number(n) => {
+            if let Some(digits) = whole_digits(n.as_str()) {
+                *n = digits.parse().expect("digits are a JSON number");
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(whole_numbers_as_digits),
+        _ => {}
+    }
+}
+
+/// The digits of a JSON number's `text` when it is whole and written with a fraction or an
+/// exponent; None otherwise, and for one of more than 20 digits (outside every integer type:
+/// its input function says so).
+fn whole_digits(text: &str) -> Option<String> {
+    if !text.contains(['.', 'e', 'E']) {
+        return None;
+    }
+    let (negative, unsigned) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text),
+    };
+    let (mantissa, exponent) = match unsigned.find(['e', 'E']) {
+        Some(at) => (&unsigned[..at], unsigned[at + 1..].parse::<i32>().ok()?),
+        None => (unsigned, 0),
+    };
+    let (int_part, fraction_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = format!("{int_part}{fraction_part}");
+    // Where the decimal point falls in `digits` once the exponent is applied.
+    let point = int_part.len() as i64 + i64::from(exponent);
+    let (whole, fraction) = digits.split_at(point.clamp(0, digits.len() as i64) as usize);
+    if fraction.bytes().any(|b| b != b'0') {
+        return None;
+    }
+    let whole = whole.trim_start_matches('0');
+    if whole.is_empty() {
+        return Some("0".into());
+    }
+    let zeros = (point - digits.len() as i64).max(0) as usize;
+    if whole.len() + zeros > 20 {
+        return None;
+    }
+    let sign = if negative { "-" } else { "" };
+    Some(format!("{sign}{whole}{}", "0".repeat(zeros)))
+}
+
 #[cfg(any(test, feature = "pg_test"))]
 #[pgrx::pg_schema]
 mod tests {
     use super::*;
+
+    #[test]
+    fn whole_numbers_are_written_as_digits() {
+        for (text, digits) in [
+            ("2.0", Some("2")),
+            ("1e2", Some("100")),
+            ("1E+2", Some("100")),
+            ("-3.000", Some("-3")),
+            ("100e-2", Some("1")),
+            ("0.5e1", Some("5")),
+            ("-0.0", Some("0")),
+            ("0e5", Some("0")),
+            ("9223372036854775807.0", Some("9223372036854775807")),
+            ("1.5", None),
+            ("15e-1", None),
+            ("1e-99999", None),
+            ("1e99999999999", None),
+            ("1.5e300", None),
+            ("2", None),
+            ("-7", None),
+        ] {
+            assert_eq!(whole_digits(text).as_deref(), digits, "{text}");
+        }
+        let mut v: Value = serde_json::from_str("[2.0, [1e1, 3], 4.5]").unwrap();
+        whole_numbers_as_digits(&mut v);
+        assert_eq!(v.to_string(), "[2,[10,3],4.5]");
+    }
 
     fn shown(sqlstate: &str, message: &str, authored: bool) -> PublicError {
         let e = CaughtSqlError {

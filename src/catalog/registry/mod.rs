@@ -48,6 +48,10 @@ pub struct Param {
     pub sql_type: String,
     pub required: bool,
     pub description: Option<String>,
+    /// Its type is an integer type, or an array of one (its schema says `integer`): a whole number
+    /// written with a fraction or an exponent (`2.0`, `1e2`, integers to JSON Schema) is passed to
+    /// it as digits, the only form PostgreSQL's integer input reads (call::execute).
+    pub integer: bool,
 }
 
 pub struct Capability {

@@ -320,6 +320,7 @@ pub(super) fn parameters(
                 continue;
             }
         };
+        let integer = integer_schema(&schema);
         let pmeta = meta.params.get(pname);
         if let Some(pm) = pmeta {
             pm.apply(&mut schema);
@@ -334,6 +335,7 @@ pub(super) fn parameters(
             sql_type: a.ty.sql.clone(),
             required: is_required,
             description: pmeta.and_then(|p| p.description.clone()),
+            integer,
         });
     }
     let mut input_schema =
@@ -346,6 +348,18 @@ pub(super) fn parameters(
         input_schema = Value::Object(declared.clone());
     }
     (params, input_schema)
+}
+
+/// Whether a parameter's derived schema is `integer`, or an array of them at any depth.
+fn integer_schema(schema: &Map<String, Value>) -> bool {
+    match schema.get("type").and_then(Value::as_str) {
+        Some("integer") => true,
+        Some("array") => schema
+            .get("items")
+            .and_then(Value::as_object)
+            .is_some_and(integer_schema),
+        _ => false,
+    }
 }
 
 /// A declared inputSchema must describe exactly the function's parameters.

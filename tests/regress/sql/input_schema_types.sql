@@ -50,4 +50,31 @@ select label, (r ->> 'isError')::boolean as is_error, r #>> '{content,0,text}' ~
     ('required argument missing', '{"t": null}')
   ) as v(label, bad),
   lateral pg_temp.call(case when label = 'required argument missing' then (table good) - 't' else (table good) || bad end) r;
+-- A whole number written with a fraction or an exponent is an integer to JSON Schema, so it
+-- passes an integer parameter's schema (a Python client writes a float 2.0 as `2.0`): it arrives
+-- as that integer, in a smallint, int, bigint, an int array and a domain over int. It was refused
+-- by PostgreSQL's integer input as "a value has the wrong syntax for its type".
+select coalesce(r ->> 'isError', 'false') as is_error,
+       jsonb_build_object('s', r #> '{structuredContent,s}', 'i', r #> '{structuredContent,i}', 'b', r #> '{structuredContent,b}',
+                          'pct', r #> '{structuredContent,pct}') as whole_numbers
+  from pg_temp.call((table good) || '{"s": 2.0, "i": -3.000, "b": 9007199254740993.0, "grid": [1.0, 2, 3.00], "pct": 42.0}') r;
+-- A fraction is still refused by the schema, and a whole number out of range still is.
+select label, r #>> '{content,0,text}' as refused
+  from (values ('fraction in an exponent', '{"i": 25e-2}'::jsonb), ('whole but too large', '{"i": 3.0e9}')) as v(label, bad),
+  lateral pg_temp.call((table good) || bad) r;
+-- Through the text entry the edge uses, where an exponent reaches chumbo as written (jsonb would
+-- have normalised it); a numeric parameter keeps what it was sent, scale and all. (chumbo.http
+-- refuses a session holding a temporary table: the arguments are kept, the table dropped.)
+select rtrim(((table good) - 's' - 'i' - 'b' - 'n' - 'pct' - 'grid')::text, '}') as good_args \gset
+drop table good;
+select chumbo.configure('{"auth_mode": "api-key"}') -> 'auth_mode' as auth_mode;
+select chumbo.create_api_key('authenticated') as key \gset
+select coalesce(r ->> 'isError', 'false') as is_error,
+       (select jsonb_build_object('s', t -> 's', 'i', t -> 'i', 'b', t -> 'b', 'n', t -> 'n', 'pct', t -> 'pct')
+          from (select (r #>> '{content,0,text}')::jsonb as t) x) as through_http
+  from (select coalesce(body::jsonb -> 'result', jsonb_build_object('isError', body)) as r -- (the text block: no protocol version, no structuredContent)
+          from chumbo.http_parts(jsonb_build_object('method', 'POST', 'path', '/mcp',
+                 'headers', jsonb_build_object('content-type', 'application/json', 'x-api-key', :'key'))::text,
+               '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"it_types","arguments":' ||
+               :'good_args' || ', "s": 1e1, "i": 250E-1, "b": 2.5e1, "n": 1.50, "pct": 0.42e2, "grid": [1E0, 2.0]}}}')) h;
 rollback;

@@ -3,6 +3,7 @@
 use crate::error::{Error, RpcError};
 #[cfg(any(test, feature = "pg_test"))]
 use crate::error::{INVALID_PARAMS, INVALID_REQUEST};
+use crate::json_number;
 use serde_json::{json, Map, Value};
 
 /// A message that passed envelope validation.
@@ -69,13 +70,26 @@ pub fn parse(msg: &Value) -> Result<Message, (Value, Error)> {
     }
 }
 
-/// PostgreSQL text cannot hold U+0000, so no string of a message may contain it.
-pub fn contains_nul(v: &Value) -> bool {
+/// What no message may hold, though JSON may write it: a string with U+0000 (PostgreSQL's text
+/// cannot hold it), and a number of more than [json_number::MAX_DIGITS] digits written out in
+/// full (`1e100000`: a few bytes that every text written of the value spells out). The reason,
+/// for the client.
+pub fn unacceptable(v: &Value) -> Option<String> {
     match v {
-        Value::String(s) => s.contains('\0'),
-        Value::Array(a) => a.iter().any(contains_nul),
-        Value::Object(o) => o.iter().any(|(k, v)| k.contains('\0') || contains_nul(v)),
-        _ => false,
+        Value::String(s) if s.contains('\0') => Some("strings must not contain U+0000".into()),
+        Value::Number(n) if !json_number::within_max_digits(n.as_str()) => Some(format!(
+            "a number must not have more than {} digits written out",
+            json_number::MAX_DIGITS
+        )),
+        Value::Array(a) => a.iter().find_map(unacceptable),
+        Value::Object(o) => o.iter().find_map(|(k, v)| {
+            if k.contains('\0') {
+                Some("strings must not contain U+0000".into())
+            } else {
+                unacceptable(v)
+            }
+        }),
+        _ => None,
     }
 }
 

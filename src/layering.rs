@@ -4,7 +4,8 @@
 //!
 //! The layers, lowest first; a module uses only modules of lower layers or its own
 //! ([LAYERS], checked by `every_module_uses_only_lower_layers`):
-//! 1. values: error, jsonrpc, settings, content, events, trace_context (W3C traceparent)
+//! 1. values: error, jsonrpc, json_number, settings, content, events, trace_context (W3C
+//!    traceparent)
 //! 2. postgres/: read-only SPI, the backend guards and pinned clock, the hard time bound
 //! 3. identity/: the principal, tokens and claims, API keys, the switch to the caller's role
 //!    (session) and the settings spliced in for a call
@@ -169,6 +170,7 @@ const LAYERS: &[&[&str]] = &[
     &[
         "error",
         "jsonrpc",
+        "json_number",
         "settings",
         "content",
         "events",

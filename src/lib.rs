@@ -12,6 +12,7 @@ mod datum;
 mod error;
 mod events;
 mod identity;
+mod json_number;
 mod jsonrpc;
 #[cfg(test)]
 mod layering;

@@ -346,10 +346,8 @@ fn parse_body(text: &str) -> Result<Value, Error> {
             Error::InvalidRequest(e.to_string())
         }
     })?;
-    if jsonrpc::contains_nul(&value) {
-        return Err(Error::InvalidRequest(
-            "strings must not contain U+0000".into(),
-        ));
+    if let Some(reason) = jsonrpc::unacceptable(&value) {
+        return Err(Error::InvalidRequest(reason));
     }
     Ok(value)
 }
@@ -369,7 +367,8 @@ fn handle(body: Option<JsonbArg>, claims: default!(Option<JsonbArg>, "NULL")) ->
 }
 
 /// Both arguments arrive as jsonb values read off their binary form (src/datum): jsonb holds no
-/// U+0000 and no invalid JSON, so what parse_body checks in a text body cannot occur but depth.
+/// U+0000 and no invalid JSON, so of what parse_body checks in a text body only depth and the
+/// numbers' length can occur.
 fn handle_request(body: Option<JsonbArg>, claims: Option<JsonbArg>) -> Option<JsonValue> {
     let too_deep = |what: &str| Error::InvalidRequest(format!("the {what} is nested too deeply"));
     let msg = match body.map(|b| b.0) {
@@ -383,6 +382,10 @@ fn handle_request(body: Option<JsonbArg>, claims: Option<JsonbArg>) -> Option<Js
             return Some(JsonValue(jsonrpc::error(&Value::Null, &e.rpc())));
         }
     };
+    if let Some(reason) = jsonrpc::unacceptable(&msg) {
+        let e = Error::InvalidRequest(reason);
+        return Some(JsonValue(jsonrpc::error(&id_of(&msg), &e.rpc())));
+    }
     if msg.is_array() {
         let e = Error::InvalidRequest(
             "chumbo.handle takes one message; batches go through chumbo.http (MCP 2025-03-26 only)"

@@ -162,6 +162,23 @@ select n, label,
            'headers', '{"content-type":"application/json","accept":"application/json, text/event-stream"}'::jsonb,
            'body', body))) x(r)
   order by n;
+-- E. numbers that a few bytes write as thousands of digits (chumbo keeps a number's every digit,
+-- so 1e100000 would be 100,001 digits in any text written of it): more than 1,000 digits written
+-- out is refused as an invalid request, through the text entry and through chumbo.handle (whose
+-- jsonb argument PostgreSQL already wrote out); 1,000 digits pass that check
+select n, label, r #>> '{body,error,code}' as code, r #>> '{body,error,message}' as message
+  from (values
+    (97, 'exponent of 100,000 in an argument', '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search_documents","arguments":{"query":"a","limit":1e100000}}}'),
+    (98, 'exponent of -100,000 in _meta',      '{"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"n":-1e-100000}}}'),
+    (99, 'exponent beyond any integer',        '{"jsonrpc":"2.0","id":1,"method":"ping","params":{"n":1e99999999999999999999}}'),
+    (100, '1,001 digits',                      '{"jsonrpc":"2.0","id":1,"method":"ping","params":{"n":' || repeat('9', 1001) || '}}'),
+    (101, '1,000 digits, and 1e999',           '{"jsonrpc":"2.0","id":1,"method":"ping","params":{"n":' || repeat('9', 1000) || ',"m":1e999}}')
+  ) v(n, label, body),
+  lateral (select chumbo.http(jsonb_build_object('method', 'POST', 'path', '/mcp',
+           'headers', '{"content-type":"application/json","accept":"application/json, text/event-stream"}'::jsonb,
+           'body', body))) x(r)
+  order by n;
+select chumbo.handle(jsonb_build_object('jsonrpc', '2.0', 'id', 7, 'method', 'ping', 'params', jsonb_build_object('n', '1e100000'::numeric)), null) as handle_refuses;
 -- nothing was changed by any of this
 select count(*) as projects, count(*) filter (where name like 'Acme%' or name like 'Globex%') as untouched from public.projects;
 select current_user;

@@ -160,7 +160,8 @@ impl Kind {
                     };
                     match pgrx::varlena::text_to_rust_str(t) {
                         Ok(s) => page.string(s),
-                        // not UTF-8 (another database encoding): as the value path reads it
+                        // not UTF-8, which a UTF8 database (the only kind chumbo is installed
+                        // in) never stores: as the value path reads it
                         Err(_) => page.value(&self.value(d)),
                     }
                 }

@@ -75,8 +75,9 @@ pub fn parse(msg: &Value) -> Result<Message, (Value, Error)> {
 /// full (`1e100000`: a few bytes that every text written of the value spells out). The reason,
 /// for the client.
 pub fn unacceptable(v: &Value) -> Option<String> {
+    const NUL: &str = "strings must not contain U+0000";
     match v {
-        Value::String(s) if s.contains('\0') => Some("strings must not contain U+0000".into()),
+        Value::String(s) if s.contains('\0') => Some(NUL.into()),
         Value::Number(n) if !json_number::within_max_digits(n.as_str()) => Some(format!(
             "a number must not have more than {} digits written out",
             json_number::MAX_DIGITS
@@ -84,7 +85,7 @@ pub fn unacceptable(v: &Value) -> Option<String> {
         Value::Array(a) => a.iter().find_map(unacceptable),
         Value::Object(o) => o.iter().find_map(|(k, v)| {
             if k.contains('\0') {
-                Some("strings must not contain U+0000".into())
+                Some(NUL.into())
             } else {
                 unacceptable(v)
             }

@@ -255,6 +255,23 @@ impl Recording {
 }
 
 thread_local! {
+    /// The trace id of the request in scope (call::scope sets and clears it): the one the client's
+    /// error, the server log line and the audit row all carry. Kept here, below every layer that
+    /// names it, so that the hard stop's FATAL (postgres::deadline) can name it too.
+    static REQUEST_TRACE_ID: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Sets (or, None, clears) the trace id of the request in scope.
+pub fn set_request_trace_id(trace_id: Option<String>) {
+    REQUEST_TRACE_ID.with(|t| *t.borrow_mut() = trace_id);
+}
+
+/// The trace id of the request in scope, if one is.
+pub fn request_trace_id() -> Option<String> {
+    REQUEST_TRACE_ID.with(|t| t.try_borrow().ok().and_then(|t| t.clone()))
+}
+
+thread_local! {
     /// The spans of the request in progress, when its edge asked for them.
     static RECORDING: RefCell<Option<Recording>> = const { RefCell::new(None) };
 }

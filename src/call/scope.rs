@@ -11,23 +11,14 @@ use crate::call::mrtr;
 use crate::events;
 use crate::identity::principal::{self, Principal};
 use crate::identity::session;
-use crate::trace_context::TraceParent;
+use crate::trace_context::{self, TraceParent};
 use serde_json::Value;
-use std::cell::RefCell;
 use std::marker::PhantomData;
 
-thread_local! {
-    /// The trace id of the request in scope: minted once as it enters, and the one the client's
-    /// error, the server log line and the audit row all carry.
-    static TRACE: RefCell<Option<String>> = const { RefCell::new(None) };
-}
-
-/// The trace id of the request in scope; outside one (an entry point refusing a request before
-/// it is in scope), a new one.
+/// The trace id of the request in scope (minted once as it enters: trace_context keeps it);
+/// outside one (an entry point refusing a request before it is in scope), a new one.
 pub fn trace_id() -> String {
-    TRACE
-        .with(|t| t.borrow().clone())
-        .unwrap_or_else(new_trace_id)
+    trace_context::request_trace_id().unwrap_or_else(new_trace_id)
 }
 
 /// A new W3C trace id (32 hex digits, 128 random bits): a request without a valid traceparent
@@ -56,7 +47,7 @@ impl RequestScope {
         events::begin(progress, events_budget);
         principal::enter(principal, state_key);
         let trace_id = trace.map_or_else(new_trace_id, |t| t.trace_id);
-        TRACE.with(|t| *t.borrow_mut() = Some(trace_id));
+        trace_context::set_request_trace_id(Some(trace_id));
         RequestScope {
             _not_send: PhantomData,
         }
@@ -70,7 +61,7 @@ impl RequestScope {
 
 impl Drop for RequestScope {
     fn drop(&mut self) {
-        TRACE.with(|t| t.borrow_mut().take());
+        trace_context::set_request_trace_id(None);
         principal::leave();
         runs::leave();
         mrtr::clear();
@@ -85,7 +76,7 @@ pub fn is_clear() -> bool {
     !principal::in_request()
         && !mrtr::in_round()
         && events::is_empty()
-        && TRACE.with(|t| t.borrow().is_none())
+        && trace_context::request_trace_id().is_none()
 }
 
 #[cfg(any(test, feature = "pg_test"))]

@@ -121,9 +121,15 @@ unsafe extern "C-unwind" fn on_emit_log(edata: *mut pg_sys::ErrorData) {
             && (*edata).elevel == pg_sys::FATAL as i32
             && (*edata).sqlerrcode == pgrx::PgSqlErrorCode::ERRCODE_ADMIN_SHUTDOWN as i32
         {
+            // The request's trace id, as its other errors carry it: the edge answers the request
+            // with it, so the answer, this log line and the edge's own line name the same trace.
+            let trace = crate::trace_context::request_trace_id()
+                .map(|t| format!(" (trace id {t})"))
+                .unwrap_or_default();
             let message = format!(
                 "chumbo: the call went on {HARD_STOP_GRACE_MS} ms past its time bound of {} ms \
-                 after being cancelled; its transaction was rolled back and the connection closed",
+                 after being cancelled; its transaction was rolled back and the connection \
+                 closed{trace}",
                 BOUND_MS.load(Ordering::SeqCst)
             );
             let message = std::ffi::CString::new(message).unwrap_or_default();

@@ -300,7 +300,7 @@ export async function callHttp(
       // Response copies it, and a Buffer's copy runs Node's Buffer constructor (species).
       body: body === null ? null : new Uint8Array(body.buffer as ArrayBuffer, body.byteOffset, body.byteLength),
       events: events === null ? undefined : JSON.parse(utf8.decode(events)),
-      listen: listen === null ? undefined : JSON.parse(utf8.decode(listen)),
+      listen: listen === null ? undefined : JSON.parse(utf8.decode(listen), idsAsWritten),
       spans: spans == null ? undefined : { text: utf8.decode(spans), sentAt },
     };
   } catch (e) {
@@ -348,13 +348,21 @@ export async function forwardPostgrest(req: Request, body: string): Promise<Http
 export const hardStopped = (e: unknown) =>
   e instanceof postgres.PostgresError && e.severity === "FATAL" && e.code === "57014";
 
+/** A JSON.parse reviver that keeps a JSON-RPC id beyond 2^53 as the client wrote it (JSON.stringify
+ * writes it back digit for digit): as a JavaScript number it would come back as another number,
+ * which the client could not match to its request. The database takes any integer id. */
+function idsAsWritten(key: string, value: unknown, context?: { source?: string }): unknown {
+  if (key !== "id" || typeof value !== "number" || Number.isSafeInteger(value) || !context?.source) return value;
+  return (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON(context.source);
+}
+
 /** The answer the database gives a call that ran out of time, for a request whose backend could not
  * give it: a tool result with isError for tools/call, a JSON-RPC error for anything else. */
 export function timeoutAnswer(body: string, trace: string): HttpResult {
   const text = `The call took too long and was cancelled (trace id ${trace})`;
   let parsed: unknown;
   try {
-    parsed = JSON.parse(body);
+    parsed = JSON.parse(body, idsAsWritten);
   } catch { /* the database parsed it before running anything: not reached */ }
   const one = (m: unknown) => {
     const msg = (m ?? {}) as { id?: unknown; method?: unknown; params?: { _meta?: Record<string, unknown> } };

@@ -235,7 +235,10 @@ async function post(
       r.headers.set("retry-after", "1");
       return r;
     }
-    const trace = crypto.randomUUID();
+    // A hard stop's FATAL names the request's trace (src/postgres/deadline.rs): the answer and this
+    // line carry it, as the database's log line does. Anything else gets an id of the edge's own.
+    const trace = (hardStopped(e) && (e as Error).message.match(/\(trace id ([0-9a-f]{32})\)/)?.[1]) ||
+      crypto.randomUUID();
     console.error(`chumbo-edge ${trace}:`, e);
     if (hardStopped(e)) return respond(timeoutAnswer(body, trace), origin);
     return rpcError(503, `Service unavailable (trace ${trace})`, -32603);

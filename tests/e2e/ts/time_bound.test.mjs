@@ -26,17 +26,18 @@ function psql(sql) {
 const writes = (who) => Number(psql(`select count(*) from public.bound_writes where who = '${who}'`));
 
 /** tools/call as Alice through the edge: the HTTP status, the JSON answer and the time it took. */
-async function call(name, args, { signal, url = MCP_URL } = {}) {
+async function call(name, args, { signal, url = MCP_URL, id = "1", traceparent } = {}) {
   try {
-    return await call1(name, args, { signal, url });
+    return await call1(name, args, { signal, url, id, traceparent });
   } catch (e) {
     // a kept-alive socket to an aux edge that has been restarted since (nothing reached it): once
     // more, on a new one
     if (e?.cause?.code !== "UND_ERR_SOCKET") throw e;
-    return await call1(name, args, { signal, url });
+    return await call1(name, args, { signal, url, id, traceparent });
   }
 }
-async function call1(name, args, { signal, url }) {
+/** `id`: the request id as JSON text (so one beyond 2^53 goes as written); the answer's `text`. */
+async function call1(name, args, { signal, url, id, traceparent }) {
   const started = Date.now();
   const res = await fetch(url, {
     method: "POST",
@@ -46,17 +47,18 @@ async function call1(name, args, { signal, url }) {
       accept: "application/json, text/event-stream",
       "mcp-protocol-version": "2025-11-25",
       authorization: `Bearer ${TOKENS.alice}`,
+      ...(traceparent ? { traceparent } : {}),
     },
-    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }),
+    body: `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":${JSON.stringify({ name, arguments: args })}}`,
   });
-  const body = await res.json();
-  return { status: res.status, headers: res.headers, body, ms: Date.now() - started };
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: JSON.parse(text), text, ms: Date.now() - started };
 }
 
 function assertTimeoutAnswer(r) {
   assert.equal(r.status, 200, JSON.stringify(r.body));
   assert.equal(r.body.result?.isError, true, JSON.stringify(r.body));
-  assert.match(r.body.result.content[0].text, /The call took too long and was cancelled \(trace id [0-9a-f-]+\)/);
+  assert.match(r.body.result.content[0].text, /The call took too long and was cancelled \(trace id [0-9a-f]{32}\)/);
 }
 
 describe("a call ends within its time bound whatever its code catches", () => {
@@ -108,6 +110,26 @@ describe("a call ends within its time bound whatever its code catches", () => {
     assert.ok(r.ms < BOUND_MS + 1000, `answered after ${r.ms} ms (bound ${BOUND_MS} ms)`);
     assert.ok(r.ms >= BOUND_MS, `not before its bound (${r.ms} ms)`);
     assert.equal(writes("stubborn"), 0, "its insert was rolled back");
+  });
+
+  test("the edge's timeout answer carries the request's id as the client wrote it, beyond 2^53 too", async () => {
+    // As a JavaScript number 9007199254740993 would have come back as 9007199254740992.
+    const r = await call("stubborn", { seconds: 8 }, { id: "9007199254740993" });
+    assertTimeoutAnswer(r);
+    assert.match(r.text, /"id":9007199254740993[,}]/, r.text);
+  });
+
+  test("the edge's timeout answer names the request's trace, as the database's log line does", async () => {
+    // The client's trace (its traceparent header) is the request's: the hard stop's FATAL names it
+    // and the edge answers with it. It answered with an id of its own (a UUID) that no log line of
+    // the database carried.
+    const traceId = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const r = await call("stubborn", { seconds: 8 }, { traceparent: `00-${traceId}-00f067aa0ba902b7-01` });
+    assertTimeoutAnswer(r);
+    assert.match(r.body.result.content[0].text, new RegExp(`\\(trace id ${traceId}\\)`));
+    // Without one, the database's own id: W3C form, 32 hex digits.
+    const own = await call("stubborn", { seconds: 8 });
+    assert.match(own.body.result.content[0].text, /\(trace id [0-9a-f]{32}\)$/);
   });
 
   test("the same code handed to an injectable tool in a DO block", async () => {

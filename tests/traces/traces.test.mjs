@@ -499,6 +499,17 @@ test("a client's own text in a span is cut to 4,096 characters even with no limi
   assert.equal(span.attributes["jsonrpc.request.id"], "i".repeat(4095) + "\u{1F600}");
 });
 
+test("a request id beyond 2^53 is in its span as the client wrote it", async () => {
+  // As a JavaScript number the edge read 9007199254740993 as 9007199254740992.
+  const traceId = hex(16);
+  const id = JSON.rawJSON("9007199254740993");
+  const r = await call(PROTOBUF, toolCall(id, "list_projects", {}, { traceparent: `00-${traceId}-${hex(8)}-01` }));
+  assert.equal(r.status, 200, r.text);
+  assert.match(r.text, /"id":9007199254740993[,}]/); // the answer keeps it (the database writes it)
+  const span = await mcpSpan(traceId, "tools/call list_projects");
+  assert.equal(span.attributes["jsonrpc.request.id"], "9007199254740993");
+});
+
 test("the receiver down: every call still answers 200, without waiting for the exporter", async () => {
   // Over 2 s at a 100 ms batch delay: the exporter fails twenty times meanwhile.
   const until = Date.now() + 2_000;

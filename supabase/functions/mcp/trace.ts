@@ -156,7 +156,7 @@ export function exportSpans(result: HttpResult, http: HttpSpan): void {
   if (!result.spans) return;
   try {
     const { text, sentAt } = result.spans;
-    const { spans: requestPhases, messages } = JSON.parse(text) as Spans;
+    const { spans: requestPhases, messages } = readSpans(text);
     if (!messages?.length) {
       // Refused before any method (400, 401, 403, 413, 429...): no MCP operation to describe.
       if (result.status >= 400) http.attributes["error.type"] = String(result.status);
@@ -222,6 +222,20 @@ export function exportSpans(result: HttpResult, http: HttpSpan): void {
 }
 
 const NONE: never[] = [];
+
+/** The `spans` column. A request id beyond 2^53 read as a JavaScript number is another number, so
+ * then the text is read again keeping that id's digits (a reviver on every request would cost
+ * every traced request; such ids are rare). */
+function readSpans(text: string): Spans {
+  const read = JSON.parse(text) as Spans;
+  const unsafe = (m: Message) => typeof m.request_id === "number" && !Number.isSafeInteger(m.request_id);
+  if (!read.messages?.some(unsafe)) return read;
+  return JSON.parse(
+    text,
+    (key: string, value: unknown, context?: { source?: string }) =>
+      key === "request_id" && typeof value === "number" && context?.source ? context.source : value,
+  ) as Spans;
+}
 
 /** The phases as finished children of the MCP span `parent`, each carrying its parent's
  * tracestate (as a span the tracer starts); returns the latest end (the parent's end covers them). */

@@ -125,8 +125,9 @@ pub const NEEDS_PRIMARY_MARKER: &str = "needs-primary";
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum Error {
     // The transport (HTTP), before any method runs.
-    #[error("Unsupported Media Type: the body must be application/json")]
-    UnsupportedMediaType,
+    /// What the body must be that it is not (the client's header is not echoed).
+    #[error("Unsupported Media Type: the body must be {0}")]
+    UnsupportedMediaType(&'static str),
     #[error("Invalid Request: the body is too large")]
     PayloadTooLarge,
     /// 401; the challenge header is the authenticate step's business.
@@ -203,7 +204,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 impl Error {
     pub fn code(&self) -> i64 {
         match self {
-            Error::UnsupportedMediaType
+            Error::UnsupportedMediaType(_)
             | Error::PayloadTooLarge
             | Error::Unauthorized(_)
             | Error::Forbidden(_)
@@ -258,7 +259,7 @@ impl Error {
     /// The HTTP status of a request that this error ends on its own (a single message).
     pub fn status(&self, stateless: bool) -> u16 {
         match self {
-            Error::UnsupportedMediaType => 415,
+            Error::UnsupportedMediaType(_) => 415,
             Error::PayloadTooLarge => 413,
             Error::Unauthorized(_) => 401,
             Error::Forbidden(_) => 403,
@@ -315,7 +316,7 @@ mod tests {
         let s = |t: &str| t.to_string();
         let cases: Vec<(Error, i64, u16, u16, &str)> = vec![
             (
-                Error::UnsupportedMediaType,
+                Error::UnsupportedMediaType("application/json"),
                 INVALID_REQUEST,
                 415,
                 415,

@@ -66,7 +66,24 @@ pub fn parse(msg: &Value) -> Result<Message, (Value, Error)> {
         Some(_) if echo_id.is_null() => {
             fail("\"id\" must be a string or an integer (MCP forbids null)")
         }
-        Some(id) => Ok(Message::Request { id, method, params }),
+        Some(id) => match meta_fault(&params) {
+            Some(m) => Err((echo_id, Error::InvalidParams(m.into()))),
+            None => Ok(Message::Request { id, method, params }),
+        },
+    }
+}
+
+/// What is wrong with a request's `params._meta`, by the shape every MCP request shares: an
+/// object, whose `progressToken` (echoed in each progress notification) is a string or a number.
+/// (A null `_meta` is taken as none, as some clients write an absent field.)
+fn meta_fault(params: &Map<String, Value>) -> Option<&'static str> {
+    match params.get("_meta") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(meta)) => match meta.get("progressToken") {
+            None | Some(Value::String(_) | Value::Number(_)) => None,
+            Some(_) => Some("\"_meta.progressToken\" must be a string or a number"),
+        },
+        Some(_) => Some("\"_meta\" must be an object"),
     }
 }
 
@@ -158,6 +175,35 @@ mod tests {
             ),
             (json!([1]), INVALID_REQUEST),
             (json!("ping"), INVALID_REQUEST),
+            // params._meta: an object (null taken as none); a progressToken string or number
+            (
+                json!({"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":"x"}}),
+                INVALID_PARAMS,
+            ),
+            (
+                json!({"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":[]}}),
+                INVALID_PARAMS,
+            ),
+            (
+                json!({"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":null}}),
+                0,
+            ),
+            (
+                json!({"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"progressToken":{"a":1}}}}),
+                INVALID_PARAMS,
+            ),
+            (
+                json!({"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"progressToken":null}}}),
+                INVALID_PARAMS,
+            ),
+            (
+                json!({"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"progressToken":"t"}}}),
+                0,
+            ),
+            (
+                json!({"jsonrpc":"2.0","id":1,"method":"ping","params":{"_meta":{"progressToken":1.5}}}),
+                0,
+            ),
         ];
         for (msg, want) in cases {
             assert_eq!(code(msg.clone()), want, "{msg}");

@@ -302,11 +302,26 @@ pub(super) fn receive<'r>(
     }
     // The transport carries JSON-RPC as application/json; a request that says otherwise is not
     // one (no header at all is accepted: SQL callers of chumbo.http often pass none).
-    if let Some(ct) = header(headers, "content-type") {
-        let essence = ct.split(';').next().unwrap_or("").trim();
-        if !essence.eq_ignore_ascii_case("application/json") {
-            return Err(refusal(&Value::Null, Error::UnsupportedMediaType, false));
-        }
+    if let Some(wrong) = header(headers, "content-type").and_then(not_json_media_type) {
+        return Err(refusal(
+            &Value::Null,
+            Error::UnsupportedMediaType(wrong),
+            false,
+        ));
+    }
+    // A compressed body would be read as the text it is not (RFC 9110 §8.4: a server that does
+    // not decode a content coding answers 415 and says which it takes).
+    let coded = header(headers, "content-encoding").is_some_and(|codings| {
+        codings
+            .split(',')
+            .any(|c| !c.trim().is_empty() && !c.trim().eq_ignore_ascii_case("identity"))
+    });
+    if coded {
+        let e = Error::UnsupportedMediaType("sent without a Content-Encoding");
+        let mut a = refusal(&Value::Null, e, false);
+        a.headers
+            .insert("accept-encoding".into(), json!("identity"));
+        return Err(a);
     }
     let body_text = match request.get("body") {
         Some(Value::String(s)) => s.clone(),
@@ -325,6 +340,25 @@ pub(super) fn receive<'r>(
         parsed,
         req_id,
     })
+}
+
+/// What a Content-Type lacks to be JSON text: the media type, or UTF-8 when it names another
+/// charset (JSON between systems is UTF-8, RFC 8259 §8.1; the body is read as such).
+fn not_json_media_type(content_type: &str) -> Option<&'static str> {
+    let mut parts = content_type.split(';');
+    let essence = parts.next().unwrap_or("").trim();
+    if !essence.eq_ignore_ascii_case("application/json") {
+        return Some("application/json");
+    }
+    let other_charset = parts
+        .filter_map(|p| p.split_once('='))
+        .any(|(name, value)| {
+            let value = value.trim().trim_matches('"');
+            name.trim().eq_ignore_ascii_case("charset")
+                && !value.eq_ignore_ascii_case("utf-8")
+                && !value.eq_ignore_ascii_case("utf8")
+        });
+    other_charset.then_some("application/json in UTF-8")
 }
 
 /// The era, decided by the body as the official SDK does; the MCP-Protocol-Version header is only

@@ -89,17 +89,38 @@ function inTime<T>(p: Promise<T>): Promise<T | "timeout"> {
   const deadline = new Promise<"timeout">((r) => (timer = setTimeout(r, BODY_TIMEOUT_MS, "timeout")));
   return Promise.race([p, deadline]).finally(() => clearTimeout(timer));
 }
-/** The body as text; "too large" beyond the limit, "timeout" when it is not complete in time. */
-export async function readBody(req: Request): Promise<string | "too large" | "timeout"> {
+// JSON between systems is UTF-8 (RFC 8259 §8.1). A lenient decoder would pass a body in another
+// encoding (Latin-1, say) on with U+FFFD for each byte it cannot read: the tool would get other text
+// than the client sent. Such a body is refused instead (post, in index.ts).
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+function asText(bytes: Uint8Array): string | Unread {
+  try {
+    const text = strictUtf8.decode(bytes);
+    // jsonb cannot hold U+0000, and JSON text never contains a raw NUL.
+    return text.includes("\0") ? NOT_TEXT : text;
+  } catch {
+    return NOT_TEXT;
+  }
+}
+
+/** Why a body was not read (an object: a body may be any text, "timeout" too). */
+export type Unread = { unread: "too large" | "timeout" | "not text" };
+const TOO_LARGE: Unread = { unread: "too large" }, TIMEOUT: Unread = { unread: "timeout" };
+const NOT_TEXT: Unread = { unread: "not text" };
+
+/** The body as text, or why not: beyond the limit, not complete in time, or not UTF-8 text that
+ * PostgreSQL can hold. */
+export async function readBody(req: Request): Promise<string | Unread> {
   const length = req.headers.get("content-length");
-  if (Number(length ?? 0) > MAX_BODY) return "too large";
+  if (Number(length ?? 0) > MAX_BODY) return TOO_LARGE;
   if (length !== null && !req.headers.has("transfer-encoding")) {
     // The server hands over at most content-length bytes (HTTP framing), so the limit holds
-    // without counting; text() takes a body that is already buffered without a stream. A stalled
-    // one is left behind: the server closes it with the response, which settles text().
-    const text = req.text();
-    text.catch(() => {});
-    return await inTime(text);
+    // without counting; arrayBuffer() takes a body that is already buffered without a stream. A
+    // stalled one is left behind: the server closes it with the response, which settles it.
+    const bytes = req.arrayBuffer();
+    bytes.catch(() => {});
+    const read = await inTime(bytes);
+    return read === "timeout" ? TIMEOUT : asText(new Uint8Array(read));
   }
   const reader = req.body?.getReader();
   if (!reader) return "";
@@ -108,20 +129,20 @@ export async function readBody(req: Request): Promise<string | "too large" | "ti
   try {
     for (;;) {
       const next = await inTime(reader.read());
-      if (next === "timeout") return "timeout";
+      if (next === "timeout") return TIMEOUT;
       if (next.done) break;
       size += next.value.length;
-      if (size > MAX_BODY) return "too large";
+      if (size > MAX_BODY) return TOO_LARGE;
       chunks.push(next.value);
     }
   } finally {
     reader.cancel().catch(() => {}); // a no-op after the end; else stop reading
   }
-  if (chunks.length === 1) return utf8.decode(chunks[0]);
+  if (chunks.length === 1) return asText(chunks[0]);
   const all = new Uint8Array(size);
   let at = 0;
   for (const c of chunks) all.set(c, (at += c.length) - c.length);
-  return utf8.decode(all);
+  return asText(all);
 }
 
 export const frame = (m: unknown) => `event: message\ndata: ${JSON.stringify(m)}\n\n`;

@@ -192,16 +192,15 @@ async function post(
   http?: HttpSpan,
 ): Promise<Response> {
   const body = await readBody(req);
-  if (body === "too large") return rpcError(413, `Request body larger than ${MAX_BODY} bytes`);
-  if (body === "timeout") {
+  if (typeof body !== "string") {
+    if (body.unread === "too large") return rpcError(413, `Request body larger than ${MAX_BODY} bytes`);
+    if (body.unread === "not text") return rpcError(400, "Parse error: the body is not JSON text in UTF-8", -32700);
     // Connection: close asks the client to go; Deno.serve gives a handler no way to drop the
     // socket itself (README.md, Slow clients). Nothing is held for this request any more.
     const r = rpcError(408, `Request body not received within ${BODY_TIMEOUT_MS} ms`);
     r.headers.set("connection", "close");
     return r;
   }
-  // jsonb cannot hold U+0000, and JSON text never contains a raw NUL: not JSON, answer as the server would.
-  if (body.includes("\0")) return rpcError(400, "Parse error", -32700);
   try {
     if (MODE === "postgrest") return respond(await forwardPostgrest(req, body), origin);
     await refreshJwks(req.headers.get("authorization"));

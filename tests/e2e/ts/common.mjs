@@ -46,9 +46,10 @@ export async function connect(token, url = MCP_URL) {
 }
 
 /** A plain POST to the MCP endpoint (for the HTTP-level checks the SDK hides). */
-export function post(body, { token, headers = {}, method = "POST" } = {}) {
+export function post(body, { token, headers = {}, method = "POST", duplex } = {}) {
   return fetch(MCP_URL, {
     method,
+    duplex, // "half" for a body given as a stream (sent chunked)
     headers: {
       "content-type": "application/json",
       accept: "application/json, text/event-stream",
@@ -56,7 +57,11 @@ export function post(body, { token, headers = {}, method = "POST" } = {}) {
       ...(token ? { authorization: `Bearer ${token}` } : {}),
       ...headers,
     },
-    body: method === "POST" ? (typeof body === "string" ? body : JSON.stringify(body)) : undefined,
+    body: method !== "POST"
+      ? undefined
+      : typeof body === "string" || ArrayBuffer.isView(body) || body instanceof ReadableStream
+      ? body
+      : JSON.stringify(body),
   });
 }
 

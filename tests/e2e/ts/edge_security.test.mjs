@@ -906,4 +906,30 @@ describe("bodies pass through the edge intact", () => {
       assert.equal(new TextDecoder().decode(raw), want);
     });
   }
+
+  // "café" in Latin-1 (0xE9) is not UTF-8: read leniently, the tool would get "caf\uFFFD". A
+  // body is refused as a parse error whether it comes with a length or chunked, and so is a raw
+  // NUL (PostgreSQL's text cannot hold it); the same text in UTF-8 goes through.
+  test("a body that is not UTF-8 text is refused, never passed on with its bytes replaced", async () => {
+    const message = (text) =>
+      JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: ECHO, arguments: { text } } });
+    const latin1 = Buffer.from(message("caf\u00e9"), "latin1");
+    const withNul = Buffer.concat([Buffer.from(message("a")), Buffer.from([0])]);
+    const send = (bytes, chunked) =>
+      post(chunked ? new Blob([bytes]).stream() : bytes, {
+        token: TOKENS.alice,
+        ...(chunked ? { duplex: "half" } : {}),
+      });
+    for (const [label, bytes] of [["Latin-1", latin1], ["a raw NUL", withNul]]) {
+      for (const chunked of [false, true]) {
+        const r = await send(bytes, chunked);
+        const body = await r.json();
+        assert.equal(r.status, 400, `${label}, chunked ${chunked}: ${JSON.stringify(body)}`);
+        assert.equal(body.error.code, -32700);
+        assert.match(body.error.message, /UTF-8/);
+      }
+    }
+    const r = await send(Buffer.from(message("caf\u00e9")), false);
+    assert.equal((await r.json()).result.content[0].text, "caf\u00e9");
+  });
 });

@@ -127,6 +127,12 @@ select n, label, r -> 'status' as status,
     (87.1, 'form content type',       '{"jsonrpc":"2.0","id":1,"method":"ping"}', '{"content-type":"application/x-www-form-urlencoded"}'),
     (87.2, 'json with charset',       '{"jsonrpc":"2.0","id":1,"method":"ping"}', '{"content-type":"application/json; charset=utf-8"}'),
     (87.3, 'no content type',         '{"jsonrpc":"2.0","id":1,"method":"ping"}', '{"content-type":null}'),
+    (87.4, 'json in latin1',          '{"jsonrpc":"2.0","id":1,"method":"ping"}', '{"content-type":"application/json; charset=ISO-8859-1"}'),
+    (87.5, 'json in utf-16',          '{"jsonrpc":"2.0","id":1,"method":"ping"}', '{"content-type":"application/json;charset=utf-16"}'),
+    (87.6, 'quoted UTF-8, other param', '{"jsonrpc":"2.0","id":1,"method":"ping"}', '{"content-type":"application/json; v=1; charset=\"UTF-8\""}'),
+    (87.7, 'gzip content encoding',   '{"jsonrpc":"2.0","id":1,"method":"ping"}', '{"content-encoding":"gzip"}'),
+    (87.8, 'identity, then gzip',     '{"jsonrpc":"2.0","id":1,"method":"ping"}', '{"content-encoding":"identity, GZIP"}'),
+    (87.9, 'identity content encoding', '{"jsonrpc":"2.0","id":1,"method":"ping"}', '{"content-encoding":"Identity"}'),
     (88, 'control chars in string',   E'{"jsonrpc":"2.0","id":1,"method":"ping\x01"}', null),
     (89, 'mcp-protocol-version SQL',  '{"jsonrpc":"2.0","id":1,"method":"ping"}', '{"mcp-protocol-version":"2025-06-18''; --"}'),
     (90, 'nested batch (2025-03-26)', '[[{"jsonrpc":"2.0","id":1,"method":"ping"}]]', '{"mcp-protocol-version":"2025-03-26"}')
@@ -136,6 +142,16 @@ select n, label, r -> 'status' as status,
            'headers', jsonb_strip_nulls('{"content-type":"application/json","accept":"application/json, text/event-stream"}'::jsonb || coalesce(headers, '{}')),
            'body', body))) x(r)
   order by n;
+-- what each 415 says the body must be (the client's header is not echoed), and that a content
+-- coding is refused with the one the server takes (RFC 9110 §8.4)
+select label, r -> 'status' as status, r #>> '{body,error,message}' as message,
+       r #>> '{headers,accept-encoding}' as accept_encoding
+  from (values ('text/plain', '{"content-type":"text/plain"}'::jsonb),
+               ('latin1', '{"content-type":"application/json; charset=latin1"}'),
+               ('deflate', '{"content-encoding":"deflate"}')) v(label, headers),
+  lateral (select chumbo.http(jsonb_build_object('method', 'POST', 'path', '/mcp',
+           'headers', '{"content-type":"application/json"}'::jsonb || headers,
+           'body', '{"jsonrpc":"2.0","id":1,"method":"ping"}'))) x(r);
 -- a batch of 1000 pings (2025-03-26) is answered in full, in order, where the owner allows such
 -- batches (each message is a request in flight and a rate-limit hit: tests/regress/sql/batch_limits.sql)
 select chumbo.configure('{"max_batch_messages": 1000, "max_in_flight": 0, "rate_limit_per_minute": 100000}') ->> 'max_batch_messages' as max_batch_messages;

@@ -49,7 +49,14 @@ select pg_temp.err(chumbo.handle(b::jsonb, :'alice')) as invalid_params, b as bo
                ('{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{"cursor":"not-a-cursor"}}'),
                ('{"jsonrpc":"2.0","id":8,"method":"resources/read","params":{}}'),
                ('{"jsonrpc":"2.0","id":9,"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"no_such_prompt"},"argument":{"name":"x","value":""}}}'),
-               ('{"jsonrpc":"2.0","id":10,"method":"logging/setLevel","params":{"level":"loud"}}')) v(b);
+               ('{"jsonrpc":"2.0","id":10,"method":"logging/setLevel","params":{"level":"loud"}}'),
+               ('{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"list_projects","arguments":{},"_meta":"x"}}'),
+               ('{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"list_projects","arguments":{},"_meta":{"progressToken":{"a":1}}}}')) v(b);
+-- what is wrong with a request's _meta, said (every request shares its shape)
+select b as body, r #>> '{error,message}' as message
+  from (values ('{"jsonrpc":"2.0","id":14,"method":"ping","params":{"_meta":[1]}}'),
+               ('{"jsonrpc":"2.0","id":15,"method":"tools/list","params":{"_meta":{"progressToken":true}}}')) v(b),
+       lateral (select chumbo.handle(b::jsonb, :'alice')) x(r);
 -- bad argument values are tool execution errors (isError), not protocol errors (SEP-1303)
 select r -> 'result' -> 'isError' as is_error, r ? 'error' as protocol_error, b as arguments
   from (values ('{"status":"deleted"}'), ('{"status":42}'), ('{"bogus":1}')) v(b),

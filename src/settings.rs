@@ -238,15 +238,34 @@ impl Settings {
     }
 
     pub fn from_json(value: serde_json::Value) -> Result<Settings, String> {
+        // Read from its text: a number kept as text (serde_json's arbitrary_precision) that does
+        // not fit its field says only "invalid number" when read from the value, and from the text
+        // it says what was expected. The path names the setting.
+        let text = value.to_string();
         let s: Settings =
-            serde_json::from_value(value).map_err(|e| format!("invalid chumbo settings: {e}"))?;
+            serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_str(&text))
+                .map_err(|e| {
+                    let inner = e.inner();
+                    let at = format!(" at line {} column {}", inner.line(), inner.column());
+                    let message = inner.to_string();
+                    let message = message.strip_suffix(&at).unwrap_or(&message);
+                    match e.path().to_string().as_str() {
+                        "." => format!("invalid chumbo settings: {message}"),
+                        path => format!("invalid chumbo settings: {path}: {message}"),
+                    }
+                })?;
         if s.auth_modes().is_empty() {
             return Err("invalid chumbo settings: auth_mode must name at least one mode".into());
         }
         if s.call_timeout_ms == 0 {
             return Err("invalid chumbo settings: call_timeout_ms must be at least 1 (every call has a time bound)".into());
         }
+        // Zero would refuse every request, result or page, or mean no time at all.
         for (name, value) in [
+            ("max_body_bytes", s.max_body_bytes as u64),
+            ("max_result_bytes", s.max_result_bytes as u64),
+            ("max_rows", s.max_rows as u64),
+            ("page_size", s.page_size as u64),
             ("max_app_bytes", s.max_app_bytes as u64),
             ("page_rows", s.page_rows as u64),
             ("page_bytes", s.page_bytes as u64),

@@ -128,6 +128,13 @@ fn check_settings(value: pgrx::JsonB) -> bool {
         Ok(s) => s,
         Err(e) => error::raise(PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE, e, None),
     };
+    if let Some(name) = settings.zero_bound() {
+        error::raise(
+            PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+            format!("invalid chumbo settings: {name} must be at least 1"),
+            None,
+        );
+    }
     for (key, name) in settings.app_function_names() {
         if !postgres::app_function::valid_name(name) {
             error::raise(

@@ -260,12 +260,7 @@ impl Settings {
         if s.call_timeout_ms == 0 {
             return Err("invalid chumbo settings: call_timeout_ms must be at least 1 (every call has a time bound)".into());
         }
-        // Zero would refuse every request, result or page, or mean no time at all.
         for (name, value) in [
-            ("max_body_bytes", s.max_body_bytes as u64),
-            ("max_result_bytes", s.max_result_bytes as u64),
-            ("max_rows", s.max_rows as u64),
-            ("page_size", s.page_size as u64),
             ("max_app_bytes", s.max_app_bytes as u64),
             ("page_rows", s.page_rows as u64),
             ("page_bytes", s.page_bytes as u64),
@@ -296,6 +291,21 @@ impl Settings {
             return Err("invalid chumbo settings: idempotency_ttl_seconds and run_ttl_seconds must be at least 1".into());
         }
         Ok(s)
+    }
+
+    /// A bound whose zero would refuse every request, result or row, or page the lists by nothing.
+    /// chumbo.configure refuses such a change; settings an earlier release stored with one
+    /// still load as they are (a check in [Settings::from_json] would put every stored setting
+    /// back to its default, its JWKS too).
+    pub fn zero_bound(&self) -> Option<&'static str> {
+        [
+            ("max_body_bytes", self.max_body_bytes),
+            ("max_result_bytes", self.max_result_bytes),
+            ("max_rows", self.max_rows),
+            ("page_size", self.page_size),
+        ]
+        .into_iter()
+        .find_map(|(name, value)| (value == 0).then_some(name))
     }
 
     /// The application functions the settings name, by key (chumbo.configure holds them to the

@@ -931,5 +931,12 @@ describe("bodies pass through the edge intact", () => {
     }
     const r = await send(Buffer.from(message("caf\u00e9")), false);
     assert.equal((await r.json()).result.content[0].text, "caf\u00e9");
+    // A body is text the database parses, whatever it says: not the edge's own verdict on reading
+    // it (these were answered 408 and 413).
+    for (const text of ["timeout", "too large", "not text"]) {
+      const r = await post(text, { token: TOKENS.alice });
+      assert.equal(r.status, 400, text);
+      assert.equal((await r.json()).error.code, -32700, text);
+    }
   });
 });

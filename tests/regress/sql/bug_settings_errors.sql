@@ -34,4 +34,14 @@ rollback to s;
 -- none of them changed anything
 select (chumbo.configure('{}') ->> 'page_size')::int as page_size,
        (chumbo.configure('{}') ->> 'max_body_bytes')::int as max_body_bytes;
+-- settings an earlier release stored with such a zero still load as they are (not as the
+-- defaults): the tools are still listed to a caller the stored settings let in
+update chumbo.settings set value = value || '{"page_size": 0, "auth_mode": "public"}';
+select jsonb_typeof(chumbo.http(jsonb_build_object('method', 'POST', 'path', '/mcp',
+         'headers', '{"content-type":"application/json"}'::jsonb,
+         'body', '{"jsonrpc":"2.0","id":1,"method":"tools/list"}')) #> '{body,result,tools}') as listed;
+select chumbo.settings_effective() ->> 'page_size' as stored_page_size;
+-- and the next change says what to mend
+select chumbo.configure('{"audit": true}');
+rollback to s;
 rollback;

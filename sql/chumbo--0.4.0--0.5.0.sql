@@ -303,6 +303,9 @@ language plpgsql as $$
 declare
     member text;
 begin
+    if edge_role is null then
+        raise exception 'chumbo.grant_edge: edge_role must not be null' using errcode = 'null_value_not_allowed';
+    end if;
     execute format('grant usage on schema chumbo to %s', edge_role);
     execute format('grant execute on function chumbo.http(jsonb) to %s', edge_role);
     execute format('grant execute on function chumbo.http_parts(text, text) to %s', edge_role);

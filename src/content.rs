@@ -27,11 +27,13 @@ fn content_audio(data: &[u8], mime_type: &str) -> JsonB {
 
 #[pg_extern(immutable, parallel_safe)]
 fn content_resource_link(
-    uri: &str,
-    name: &str,
+    uri: Option<&str>,
+    name: Option<&str>,
     description: default!(Option<&str>, "NULL"),
     mime_type: default!(Option<&str>, "NULL"),
 ) -> JsonB {
+    let uri = crate::error::required(uri, "content_resource_link", "uri");
+    let name = crate::error::required(name, "content_resource_link", "name");
     let mut v = json!({"type": "resource_link", "uri": uri, "name": name});
     if let Some(d) = description {
         v["description"] = json!(d);
@@ -60,7 +62,7 @@ fn content_blob_resource(uri: &str, data: &[u8], mime_type: &str) -> JsonB {
 fn message(role: &str, content: JsonB) -> JsonB {
     if role != "user" && role != "assistant" {
         crate::error::raise(
-            pgrx::PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+            pgrx::PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
             "chumbo.message: role must be 'user' or 'assistant'",
             None,
         );

@@ -27,6 +27,18 @@ pub fn raise(code: PgSqlErrorCode, message: impl Into<String>, detail: Option<&s
     unreachable!("ereport(ERROR) does not return")
 }
 
+/// An argument of chumbo's SQL API that must be given: its value, or an error naming it (rather
+/// than pgrx's "argument N must not be null", or an internal error in tool code).
+pub fn required<T>(value: Option<T>, function: &str, argument: &str) -> T {
+    value.unwrap_or_else(|| {
+        raise(
+            PgSqlErrorCode::ERRCODE_NULL_VALUE_NOT_ALLOWED,
+            format!("chumbo.{function}: {argument} must not be null"),
+            None,
+        )
+    })
+}
+
 /// Whether a caught error with `message` is the one chumbo raised last; forgets that either way.
 pub fn raised_by_chumbo(message: &str) -> bool {
     RAISED

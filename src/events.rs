@@ -91,15 +91,18 @@ fn push(event: Value) {
 
 /// Queue a `notifications/message` for the current request.
 #[pg_extern]
-fn log(level: &str, data: JsonB, logger: default!(Option<&str>, "NULL")) {
+fn log(level: Option<&str>, data: Option<JsonB>, logger: default!(Option<&str>, "NULL")) {
+    let level = level.unwrap_or_default();
     if !valid_level(level) {
         crate::error::raise(
-            pgrx::PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+            pgrx::PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
             format!("chumbo.log: level must be one of {}", LEVELS.join(", ")),
             None,
         );
     }
-    let mut params = json!({"level": level, "data": data.0});
+    // SQL NULL is JSON null: data may be any JSON value.
+    let data = data.map_or(Value::Null, |d| d.0);
+    let mut params = json!({"level": level, "data": data});
     if let Some(l) = logger {
         params["logger"] = json!(l);
     }
@@ -110,10 +113,19 @@ fn log(level: &str, data: JsonB, logger: default!(Option<&str>, "NULL")) {
 /// progress token).
 #[pg_extern]
 fn progress(
-    progress: f64,
+    progress: Option<f64>,
     total: default!(Option<f64>, "NULL"),
     message: default!(Option<&str>, "NULL"),
 ) {
+    // JSON has no NaN or infinity (they would be sent as null, which no client reads as progress).
+    let progress = crate::error::required(progress, "progress", "progress");
+    if !progress.is_finite() || total.is_some_and(|t| !t.is_finite()) {
+        crate::error::raise(
+            pgrx::PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
+            "chumbo.progress: progress and total must be finite numbers",
+            None,
+        );
+    }
     let Some(token) = PROGRESS_TOKEN.with(|t| t.borrow().clone()) else {
         return;
     };

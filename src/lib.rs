@@ -154,13 +154,13 @@ fn expand_settings(changes: pgrx::JsonB) -> pgrx::JsonB {
         serde_json::Value::Object(m) => match settings::Settings::expand_presets(m) {
             Ok(m) => pgrx::JsonB(serde_json::Value::Object(m)),
             Err(e) => crate::error::raise(
-                pgrx::PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+                pgrx::PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
                 format!("chumbo.configure: {e}"),
                 None,
             ),
         },
         _ => crate::error::raise(
-            pgrx::PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+            pgrx::PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
             "chumbo.configure expects a JSON object",
             None,
         ),

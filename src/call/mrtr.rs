@@ -131,7 +131,7 @@ fn input(key: &str, request: JsonB) -> JsonB {
 fn inputs(requests: JsonB) -> JsonB {
     let Value::Object(requests) = requests.0 else {
         crate::error::raise(
-            pgrx::PgSqlErrorCode::ERRCODE_INTERNAL_ERROR,
+            pgrx::PgSqlErrorCode::ERRCODE_INVALID_PARAMETER_VALUE,
             "chumbo.inputs expects an object of input requests",
             None,
         );

@@ -11,11 +11,18 @@ const PREFIX: &str = "chumbo_";
 /// Creates a key and returns it; it cannot be shown again.
 #[pg_extern]
 fn create_api_key(
-    role: &str,
-    scopes: default!(Vec<String>, "'{}'"),
+    role: Option<&str>,
+    scopes: default!(Option<Vec<Option<String>>>, "'{}'"),
     label: default!(Option<&str>, "NULL"),
     expires_at: default!(Option<pgrx::datum::TimestampWithTimeZone>, "NULL"),
 ) -> String {
+    let role = crate::error::required(role, "create_api_key", "role");
+    // NULL: no scopes, as '{}'; a NULL scope is refused by name.
+    let scopes: Vec<String> = scopes
+        .unwrap_or_default()
+        .into_iter()
+        .map(|s| crate::error::required(s, "create_api_key", "each of scopes"))
+        .collect();
     let mut secret = [0u8; 32];
     // SAFETY: pg_strong_random writes exactly secret.len() bytes into the buffer it is given.
     unsafe {

@@ -50,6 +50,13 @@ pub enum TypeError {
     Unsupported(String),
 }
 
+/// `time` and `timestamp` hold no time zone, and an RFC 3339 time or date-time (JSON Schema's
+/// formats `time`, `date-time`) must carry one, which PostgreSQL drops without a word
+/// (`12:00:00+05:00` arrived as 12:00, and a plain `12:00:00` was refused by the schema). They
+/// take their own text: hours, minutes, optional seconds and fraction, no offset.
+const LOCAL_TIME: &str = "([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]{1,6})?)?";
+const LOCAL_DATE: &str = "[0-9]{4}-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])";
+
 /// The JSON Schema of a parameter of type `t`, or why the type cannot be a parameter.
 pub fn schema_for(t: &ReflectedType) -> Result<Value, TypeError> {
     let s = match t.oid {
@@ -60,8 +67,11 @@ pub fn schema_for(t: &ReflectedType) -> Result<Value, TypeError> {
         FLOAT4 | FLOAT8 | NUMERIC => json!({"type": "number"}),
         UUID => json!({"type": "string", "format": "uuid"}),
         DATE => json!({"type": "string", "format": "date"}),
-        TIME => json!({"type": "string", "format": "time"}),
-        TIMESTAMP | TIMESTAMPTZ => json!({"type": "string", "format": "date-time"}),
+        TIME => json!({"type": "string", "pattern": format!("^{LOCAL_TIME}$")}),
+        TIMESTAMP => {
+            json!({"type": "string", "pattern": format!("^{LOCAL_DATE}[Tt ]{LOCAL_TIME}$")})
+        }
+        TIMESTAMPTZ => json!({"type": "string", "format": "date-time"}),
         JSON | JSONB => json!({}),
         BYTEA => json!({"type": "string", "contentEncoding": "base64"}),
         _ => match (t.typtype.as_str(), t.category.as_str(), &t.elem) {
@@ -163,10 +173,13 @@ mod tests {
             ("money", json!({"type": "number"})),
             ("uuid", json!({"type": "string", "format": "uuid"})),
             ("date", json!({"type": "string", "format": "date"})),
-            ("time", json!({"type": "string", "format": "time"})),
+            (
+                "time",
+                json!({"type": "string", "pattern": format!("^{LOCAL_TIME}$")}),
+            ),
             (
                 "timestamp",
-                json!({"type": "string", "format": "date-time"}),
+                json!({"type": "string", "pattern": format!("^{LOCAL_DATE}[Tt ]{LOCAL_TIME}$")}),
             ),
             (
                 "timestamptz",

@@ -1,6 +1,7 @@
 -- Claim (README "Declaring capabilities", Tools): inputSchema is derived from the named
 -- parameters: text -> string, integers -> integer with their bounds, numeric/floats -> number,
--- boolean, uuid -> string/uuid, dates and times -> string with a format, json/jsonb -> any,
+-- boolean, uuid -> string/uuid, date and timestamptz -> string with a format, time and timestamp
+-- -> string with a pattern (no offset: they hold none), json/jsonb -> any,
 -- arrays, enums -> enum, domains -> their base type, bytea -> base64 string; parameters with
 -- defaults are optional. And the derived schema is enforced: a value out of a type's bounds or
 -- of the wrong format is a tool error before the function runs, a valid one arrives typed.
@@ -13,7 +14,7 @@ create function mcp.it_types(
   colour public.it_colour, pct public.it_percent, raw bytea,
   opt text default 'x', opt2 int default null)
   returns jsonb language sql stable
-  as $$ select jsonb_build_object('t', t, 's', s, 'i', i, 'b', b, 'n', n, 'ok', ok, 'u', u, 'day', day, 'at', at,
+  as $$ select jsonb_build_object('t', t, 's', s, 'i', i, 'b', b, 'n', n, 'ok', ok, 'u', u, 'day', day, 'at', at, 'ts', ts,
                                   'tstz', tstz, 'jb', jb, 'tags', tags, 'colour', colour, 'pct', pct,
                                   'raw_given', raw is not null, 'opt', opt) $$;
 grant execute on function mcp.it_types to authenticated;
@@ -27,7 +28,7 @@ create function pg_temp.call(args jsonb) returns jsonb language sql as $$
     'params', jsonb_build_object('name', 'it_types', 'arguments', args)),
     '{"sub":"aaaaaaaa-0000-4000-8000-000000000001","role":"authenticated"}') -> 'result' $$;
 create temp table good as select '{"t": "text", "s": 1, "i": 2, "b": 9007199254740993, "n": 1.5, "re": 2.5, "d": 3.5, "ok": true,
-  "u": "a1000000-0000-4000-8000-000000000001", "day": "2026-01-31", "at": "12:34:56Z", "ts": "2026-01-31T12:34:56Z",
+  "u": "a1000000-0000-4000-8000-000000000001", "day": "2026-01-31", "at": "12:34:56", "ts": "2026-01-31T12:34:56",
   "tstz": "2026-01-31T12:34:56Z", "j": [1], "jb": {"k": [1, "two"]}, "tags": ["a", "b"], "grid": [1, 2],
   "colour": "green", "pct": 42, "raw": "3q2+7w=="}'::jsonb as args;
 -- a valid call arrives typed (bigint beyond 2^53 exactly, default applied; bytea decoding: bug_bytea_param_not_decoded)
@@ -50,6 +51,24 @@ select label, (r ->> 'isError')::boolean as is_error, r #>> '{content,0,text}' ~
     ('required argument missing', '{"t": null}')
   ) as v(label, bad),
   lateral pg_temp.call(case when label = 'required argument missing' then (table good) - 't' else (table good) || bad end) r;
+-- time and timestamp hold no time zone: their text without an offset is taken (seconds and a
+-- fraction optional, a space for the T), and a value with an offset is refused, not taken with
+-- its offset dropped (12:00:00+05:00 arrived as 12:00). timestamptz takes RFC 3339, offset and all.
+select label, coalesce(r ->> 'isError', 'false') as is_error,
+       coalesce(r -> 'structuredContent' ->> (select min(k) from jsonb_object_keys(given) k), r #>> '{content,0,text}') as outcome
+  from (values
+    ('time, minutes only', '{"at": "07:05"}'::jsonb),
+    ('time with a fraction', '{"at": "23:59:59.123456"}'),
+    ('timestamp with a space', '{"ts": "2026-02-28 23:59:59.5"}'),
+    ('time with an offset', '{"at": "12:00:00+05:00"}'),
+    ('time in UTC', '{"at": "12:00:00Z"}'),
+    ('time out of range', '{"at": "24:30:00"}'),
+    ('timestamp with an offset', '{"ts": "2026-01-31T12:00:00+05:00"}'),
+    ('timestamp in UTC', '{"ts": "2026-01-31T12:00:00Z"}'),
+    ('timestamp with no time', '{"ts": "2026-01-31"}'),
+    ('timestamp in month 13', '{"ts": "2026-13-01T00:00:00"}')
+  ) as v(label, given),
+  lateral pg_temp.call((table good) || given) r;
 -- A whole number written with a fraction or an exponent is an integer to JSON Schema, so it
 -- passes an integer parameter's schema (a Python client writes a float 2.0 as `2.0`): it arrives
 -- as that integer, in a smallint, int, bigint, an int array and a domain over int. It was refused

@@ -539,3 +539,38 @@ revoke execute on function
     chumbo._mcp_metadata(text), chumbo.link_app(text, regprocedure, text[]), chumbo.drop_app(text),
     chumbo.apps()
 from public;
+
+-- ============================================================================================
+-- A composite parameter's attributes in its type descriptor (sql/registry.sql): its inputSchema
+-- names them, and an unknown key is refused rather than dropped.
+-- ============================================================================================
+create or replace function chumbo._type_info(t oid, depth int default 0) returns jsonb
+-- plpgsql, not sql: its plan is kept for the session, where a sql function's body is planned
+-- again at every call site of every query (most of reflecting a function, sql/reflect.sql)
+language plpgsql stable as $$
+begin
+    return (
+        select jsonb_build_object(
+            'oid', ty.oid::int8,
+            'name', format_type(ty.oid, null),
+            -- schema-qualified, so generated SQL never depends on the caller's search_path
+            'sql', case when ty.typcategory = 'A' and ty.typelem <> 0
+                then (select quote_ident(en.nspname) || '.' || quote_ident(et.typname) || '[]'
+                      from pg_type et join pg_namespace en on en.oid = et.typnamespace where et.oid = ty.typelem)
+                else quote_ident(nsp.nspname) || '.' || quote_ident(ty.typname) end,
+            'typtype', ty.typtype,
+            'category', ty.typcategory,
+            'enum', case when ty.typtype = 'e' then
+                (select jsonb_agg(e.enumlabel order by e.enumsortorder) from pg_enum e where e.enumtypid = ty.oid) end,
+            'elem', case when ty.typcategory = 'A' and ty.typelem <> 0 and depth < 4
+                then chumbo._type_info(ty.typelem, depth + 1) end,
+            'base', case when ty.typtype = 'd' and depth < 4
+                then chumbo._type_info(ty.typbasetype, depth + 1) end,
+            -- a composite's attributes, [name, descriptor] in order: its inputSchema's properties
+            'attributes', case when ty.typtype = 'c' and depth < 4 then
+                (select jsonb_agg(jsonb_build_array(a.attname, chumbo._type_info(a.atttypid, depth + 1)) order by a.attnum)
+                   from pg_attribute a where a.attrelid = ty.typrelid and a.attnum > 0 and not a.attisdropped) end
+        )
+        from pg_type ty join pg_namespace nsp on nsp.oid = ty.typnamespace where ty.oid = t
+    );
+end $$;

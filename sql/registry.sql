@@ -96,7 +96,11 @@ begin
             'elem', case when ty.typcategory = 'A' and ty.typelem <> 0 and depth < 4
                 then chumbo._type_info(ty.typelem, depth + 1) end,
             'base', case when ty.typtype = 'd' and depth < 4
-                then chumbo._type_info(ty.typbasetype, depth + 1) end
+                then chumbo._type_info(ty.typbasetype, depth + 1) end,
+            -- a composite's attributes, [name, descriptor] in order: its inputSchema's properties
+            'attributes', case when ty.typtype = 'c' and depth < 4 then
+                (select jsonb_agg(jsonb_build_array(a.attname, chumbo._type_info(a.atttypid, depth + 1)) order by a.attnum)
+                   from pg_attribute a where a.attrelid = ty.typrelid and a.attnum > 0 and not a.attisdropped) end
         )
         from pg_type ty join pg_namespace nsp on nsp.oid = ty.typnamespace where ty.oid = t
     );

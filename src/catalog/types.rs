@@ -42,6 +42,9 @@ pub struct ReflectedType {
     pub elem: Option<Box<ReflectedType>>,
     /// A domain's base type.
     pub base: Option<Box<ReflectedType>>,
+    /// A composite's attributes in order, each its name and type (None past the depth limit).
+    #[serde(default)]
+    pub attributes: Option<Vec<(String, ReflectedType)>>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq)]
@@ -85,11 +88,25 @@ pub fn schema_for(t: &ReflectedType) -> Result<Value, TypeError> {
             ("b", "S", _) => json!({"type": "string"}),
             ("b", "N", _) => json!({"type": "number"}),
             ("b", "D", _) => json!({"type": "string"}),
-            ("c", _, _) => json!({"type": "object"}),
+            ("c", _, _) => composite_schema(t),
             _ => return Err(TypeError::Unsupported(t.name.clone())),
         },
     };
     Ok(s)
+}
+
+/// A composite's object: its attributes, each by its type's schema (any value for a type that
+/// has none: such attributes were taken before there were schemas for them), and no other key
+/// (jsonb_to_record would drop a misspelt one without a word). A left-out attribute is NULL.
+fn composite_schema(t: &ReflectedType) -> Value {
+    let Some(attributes) = &t.attributes else {
+        return json!({"type": "object"}); // nested too deep to describe
+    };
+    let properties: serde_json::Map<String, Value> = attributes
+        .iter()
+        .map(|(name, ty)| (name.clone(), schema_for(ty).unwrap_or_else(|_| json!({}))))
+        .collect();
+    json!({"type": "object", "properties": properties, "additionalProperties": false})
 }
 
 /// How a function's return value becomes an MCP result.

@@ -33,6 +33,7 @@ static UNREAD: std::sync::LazyLock<ReflectedType> = std::sync::LazyLock::new(|| 
     labels: None,
     elem: None,
     base: None,
+    attributes: None,
 });
 
 impl std::ops::Deref for TypeRef {

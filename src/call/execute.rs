@@ -3,7 +3,7 @@
 //! as the caller's role, in a subtransaction. No value ever becomes SQL text.
 
 use crate::call::pages::{PageRows, Position, Rows, Window};
-use crate::catalog::registry::{Caller, Capability};
+use crate::catalog::registry::{Caller, Capability, Integers};
 use crate::catalog::types::{quote_ident, ReturnShape};
 use crate::datum::JsonValue;
 use crate::error::Refusal;
@@ -132,9 +132,9 @@ pub fn call<T>(
 ) -> Result<T, CaughtSqlError> {
     let sql = call_sql(cap, args, window);
     let mut bound = args.clone();
-    for p in cap.params.iter().filter(|p| p.integer) {
+    for p in cap.params.iter().filter(|p| p.integers != Integers::None) {
         if let Some(v) = bound.get_mut(&p.name) {
-            whole_numbers_as_digits(v);
+            whole_numbers_as_digits(v, &p.integers);
         }
     }
     let args_json = JsonValue(Value::Object(bound));
@@ -350,14 +350,23 @@ pub fn public_error(e: &CaughtSqlError, trace_id: &str) -> PublicError {
 /// counts those as integers, so they pass an integer parameter's inputSchema, and a client may
 /// well send them (Python writes a float 2.0 as `2.0`); PostgreSQL's integer input reads digits
 /// only, and would refuse them as "wrong syntax".
-fn whole_numbers_as_digits(v: &mut Value) {
-    match v {
-        Value::Number(n) => {
+fn whole_numbers_as_digits(v: &mut Value, at: &Integers) {
+    match (v, at) {
+        (Value::Number(n), Integers::Here) => {
             if let Some(digits) = crate::json_number::whole_digits(n.as_str()) {
                 *n = digits.parse().expect("digits are a JSON number");
             }
         }
-        Value::Array(items) => items.iter_mut().for_each(whole_numbers_as_digits),
+        (Value::Array(items), Integers::Items(inner)) => items
+            .iter_mut()
+            .for_each(|item| whole_numbers_as_digits(item, inner)),
+        (Value::Object(fields), Integers::Fields(named)) => {
+            for (name, inner) in named {
+                if let Some(field) = fields.get_mut(name) {
+                    whole_numbers_as_digits(field, inner);
+                }
+            }
+        }
         _ => {}
     }
 }
@@ -370,8 +379,15 @@ mod tests {
     #[test]
     fn whole_numbers_are_written_as_digits() {
         let mut v: Value = serde_json::from_str("[2.0, [1e1, 3], 4.5]").unwrap();
-        whole_numbers_as_digits(&mut v);
+        let items = |i| Integers::Items(Box::new(i));
+        whole_numbers_as_digits(&mut v, &items(items(Integers::Here)));
         assert_eq!(v.to_string(), "[2,[10,3],4.5]");
+        // a composite's integer attribute, in an array of them; its other attributes untouched
+        let mut v: Value =
+            serde_json::from_str(r#"[{"qty": 2.0, "price": 2.0}, {"qty": 3e0}]"#).unwrap();
+        let qty = Integers::Fields(vec![("qty".into(), Integers::Here)]);
+        whole_numbers_as_digits(&mut v, &items(qty));
+        assert_eq!(v.to_string(), r#"[{"price":2.0,"qty":2},{"qty":3}]"#);
     }
 
     fn shown(sqlstate: &str, message: &str, authored: bool) -> PublicError {

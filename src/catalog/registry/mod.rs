@@ -48,10 +48,22 @@ pub struct Param {
     pub sql_type: String,
     pub required: bool,
     pub description: Option<String>,
-    /// Its type is an integer type, or an array of one (its schema says `integer`): a whole number
-    /// written with a fraction or an exponent (`2.0`, `1e2`, integers to JSON Schema) is passed to
-    /// it as digits, the only form PostgreSQL's integer input reads (call::execute).
-    pub integer: bool,
+    /// Where its value holds integers (its schema says `integer`: an integer type, in an array or
+    /// a composite's attribute too): a whole number written there with a fraction or an exponent
+    /// (`2.0`, `1e2`, integers to JSON Schema) is passed as digits, the only form PostgreSQL's
+    /// integer input reads (call::execute).
+    pub integers: Integers,
+}
+
+/// Where a value holds integers, by its derived schema.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Integers {
+    None,
+    Here,
+    /// In each item of an array.
+    Items(Box<Integers>),
+    /// In these attributes of a composite.
+    Fields(Vec<(String, Integers)>),
 }
 
 pub struct Capability {

@@ -320,7 +320,7 @@ pub(super) fn parameters(
                 continue;
             }
         };
-        let integer = integer_schema(&schema);
+        let integers = integers_in(&schema);
         let pmeta = meta.params.get(pname);
         if let Some(pm) = pmeta {
             pm.apply(&mut schema);
@@ -335,7 +335,7 @@ pub(super) fn parameters(
             sql_type: a.ty.sql.clone(),
             required: is_required,
             description: pmeta.and_then(|p| p.description.clone()),
-            integer,
+            integers,
         });
     }
     let mut input_schema =
@@ -350,15 +350,32 @@ pub(super) fn parameters(
     (params, input_schema)
 }
 
-/// Whether a parameter's derived schema is `integer`, or an array of them at any depth.
-fn integer_schema(schema: &Map<String, Value>) -> bool {
+/// Where a value of a derived schema holds integers: `integer`, or an array or composite
+/// (`properties`) that holds them, at any depth.
+fn integers_in(schema: &Map<String, Value>) -> Integers {
+    let sub = |key: &str| schema.get(key).and_then(Value::as_object);
     match schema.get("type").and_then(Value::as_str) {
-        Some("integer") => true,
-        Some("array") => schema
-            .get("items")
-            .and_then(Value::as_object)
-            .is_some_and(integer_schema),
-        _ => false,
+        Some("integer") => Integers::Here,
+        Some("array") => match sub("items").map(integers_in) {
+            None | Some(Integers::None) => Integers::None,
+            Some(inner) => Integers::Items(Box::new(inner)),
+        },
+        Some("object") => {
+            let fields: Vec<(String, Integers)> = sub("properties")
+                .into_iter()
+                .flatten()
+                .filter_map(|(name, s)| {
+                    let inner = integers_in(s.as_object()?);
+                    (inner != Integers::None).then(|| (name.clone(), inner))
+                })
+                .collect();
+            if fields.is_empty() {
+                Integers::None
+            } else {
+                Integers::Fields(fields)
+            }
+        }
+        _ => Integers::None,
     }
 }
 

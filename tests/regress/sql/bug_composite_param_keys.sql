@@ -2,7 +2,8 @@
 -- without a word (jsonb_to_record ignores keys it does not know) and the tool ran with NULL in
 -- its place; a wrong value was "a value has the wrong syntax for its type", naming nothing. Now
 -- the schema lists the attributes by their types (any value for a type with no schema), and no
--- other key; a left-out attribute is NULL. Adding an attribute shows at the next request.
+-- other key; a left-out attribute is NULL; an integer attribute takes a whole number written 2.0
+-- (as a parameter does: input_schema_types). Adding an attribute shows at the next request.
 begin;
 create type public.cp_size as enum ('small', 'large');
 create type public.cp_item as (label text, qty int, size public.cp_size, wait interval);
@@ -29,7 +30,8 @@ select label, pg_temp.call(args) as outcome
     ('misspelt nested', '{"o": {"item": {"lable": "pen"}}}'),
     ('wrong type, named', '{"o": {"item": {"qty": "two"}}}'),
     ('enum value not listed', '{"o": {"item": {"size": "medium"}}}'),
-    ('in an array', '{"o": {}, "extra": [{"label": "a"}, {"labl": "b"}]}')
+    ('in an array', '{"o": {}, "extra": [{"label": "a"}, {"labl": "b"}]}'),
+    ('whole numbers as 2.0, 1e1', '{"o": {"item": {"qty": 2.0}}, "extra": [{"qty": 1e1}]}')
   ) as v(label, args);
 -- a new attribute is in the schema at the next request, and taken
 alter type public.cp_item add attribute colour text;

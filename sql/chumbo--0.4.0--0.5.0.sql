@@ -425,6 +425,9 @@ begin
     if uri is null or uri !~ '^ui://[^[:space:]]+$' then
         raise exception using errcode = '22023', message = 'chumbo.create_app: uri must be a ui:// URI';
     end if;
+    if name is null or length(name) not between 1 and 200 then
+        raise exception using errcode = '22023', message = 'chumbo.create_app: name must be 1 to 200 characters';
+    end if;
     if num_nonnulls(html, render) <> 1 then
         raise exception using errcode = '22023', message = 'chumbo.create_app: give exactly one of html and render';
     end if;
@@ -438,11 +441,13 @@ begin
         raise exception using errcode = '22023', message = 'chumbo.create_app: render must be a function () returns text';
     end if;
     perform chumbo._check_app_csp(csp);
+    -- each permission an object ({} today), as the MCP Apps specification has it
     if permissions is not null and (jsonb_typeof(permissions) <> 'object' or exists (
-        select from jsonb_object_keys(permissions) k where k not in ('camera', 'microphone', 'geolocation', 'clipboardWrite')))
+        select from jsonb_each(permissions) p
+         where p.key not in ('camera', 'microphone', 'geolocation', 'clipboardWrite') or jsonb_typeof(p.value) <> 'object'))
     then
         raise exception using errcode = '22023',
-            message = 'chumbo.create_app: permissions may name camera, microphone, geolocation, clipboardWrite';
+            message = 'chumbo.create_app: permissions may name camera, microphone, geolocation, clipboardWrite, each an object ({})';
     end if;
     insert into chumbo.apps as a (uri, name, title, description, html, render, csp, permissions, domain, prefers_border)
     values (create_app.uri, create_app.name, create_app.title, create_app.description, create_app.html,

@@ -232,7 +232,12 @@ mod tests {
                 json!({"type": "array", "items": {"type": "string"}}),
             ),
             ("t.doc", json!({})),
-            ("t.pair", json!({"type": "object"})),
+            (
+                "t.pair",
+                json!({"type": "object", "additionalProperties": false, "properties": {
+                    "a": {"type": "integer", "minimum": i32::MIN, "maximum": i32::MAX},
+                    "b": {"type": "string"}}}),
+            ),
             (
                 "t.mood[]",
                 json!({"type": "array", "items": {"type": "string", "enum": ["sad", "ok", "happy"]}}),
